@@ -1,0 +1,328 @@
+//! Reading an artifact directory safely.
+//!
+//! A directory is read only when its `_SUCCESS` is present, and every file
+//! read is checked against the digest `_SUCCESS` names. A reader that races a
+//! promotion therefore gets [`ReadError::InProgress`], never a mix of two
+//! builds.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use bytes::Bytes;
+use object_store::ObjectStoreExt;
+use sha2::{Digest, Sha256};
+
+use crate::contract::{
+    is_valid_document_id, ArtifactLocation, Document, FileDigest, Manifest, SuccessMarker,
+    DATA_FILES, DOCUMENTS_FILE, MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
+};
+use crate::store::{redact_text, Store};
+
+/// Why an artifact could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// There is no `_SUCCESS`: nothing was built there, or a promotion is under way.
+    #[error("{location} has no {SUCCESS_FILE}: not built, or a promotion is in progress")]
+    NotFound {
+        /// The directory.
+        location: String,
+    },
+    /// A file is missing or does not match `_SUCCESS`: a promotion is in
+    /// progress (or a mount lags); retry later.
+    #[error("{location}{file} does not match {SUCCESS_FILE} ({reason}): promotion in progress or a lagging mount, retry")]
+    InProgress {
+        /// The directory.
+        location: String,
+        /// The file.
+        file: String,
+        /// What differed.
+        reason: String,
+    },
+    /// A file matches its digest but breaks the contract.
+    #[error("{location}{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Invalid {
+        /// The directory.
+        location: String,
+        /// The file.
+        file: String,
+        /// 1-based line, where one applies.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// The store failed.
+    #[error("store error reading {path}: {message}")]
+    Store {
+        /// The object's path.
+        path: String,
+        /// The store's message, redacted.
+        message: String,
+    },
+}
+
+impl ReadError {
+    /// Whether retrying later may succeed (a promotion may be in progress).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::NotFound { .. } | Self::InProgress { .. })
+    }
+}
+
+/// A complete, verified artifact held in memory.
+#[derive(Debug, Clone)]
+pub struct Artifact {
+    /// Where it was read from.
+    pub location: ArtifactLocation,
+    /// The `_SUCCESS` marker that vouched for the files.
+    pub success: SuccessMarker,
+    /// The parsed manifest.
+    pub manifest: Manifest,
+    /// The raw NDJSON bytes.
+    pub documents: Bytes,
+    /// Raw bytes of every data file, by name.
+    pub files: BTreeMap<String, Bytes>,
+}
+
+/// Computes the digest of `bytes` as `_SUCCESS` records it.
+pub fn digest_of(bytes: &[u8]) -> FileDigest {
+    FileDigest {
+        sha256: hex::encode(Sha256::digest(bytes)),
+        size: bytes.len() as u64,
+    }
+}
+
+/// Reads `_SUCCESS` of `location`; `Ok(None)` when it does not exist.
+pub async fn read_success(
+    store: &Store,
+    location: &ArtifactLocation,
+) -> Result<Option<SuccessMarker>, ReadError> {
+    let Some(bytes) = get_optional(store, &location.file(SUCCESS_FILE)).await? else {
+        return Ok(None);
+    };
+    let marker = serde_json::from_slice(&bytes).map_err(|e| ReadError::Invalid {
+        location: location.to_string(),
+        file: SUCCESS_FILE.to_string(),
+        line: Some(e.line()),
+        message: format!("not a valid {SUCCESS_FILE} marker: {e}"),
+    })?;
+    Ok(Some(marker))
+}
+
+/// Reads one file of `location` and checks it against `success`.
+pub async fn read_verified_file(
+    store: &Store,
+    location: &ArtifactLocation,
+    success: &SuccessMarker,
+    file: &str,
+) -> Result<Bytes, ReadError> {
+    let in_progress = |reason: String| ReadError::InProgress {
+        location: location.to_string(),
+        file: file.to_string(),
+        reason,
+    };
+    let expected = success
+        .files
+        .get(file)
+        .ok_or_else(|| in_progress(format!("{SUCCESS_FILE} does not list it")))?;
+    let bytes = get_optional(store, &location.file(file))
+        .await?
+        .ok_or_else(|| in_progress("file missing".to_string()))?;
+    let actual = digest_of(&bytes);
+    if &actual != expected {
+        return Err(in_progress(format!(
+            "sha256 {} size {} where {SUCCESS_FILE} says sha256 {} size {}",
+            short(&actual.sha256),
+            actual.size,
+            short(&expected.sha256),
+            expected.size
+        )));
+    }
+    Ok(bytes)
+}
+
+/// Reads and verifies every file of the artifact at `location`.
+///
+/// Checks digests against `_SUCCESS`, that the manifest parses, carries a
+/// schema version this reader knows, and names the same commit as `_SUCCESS`.
+/// Documents are not parsed: see [`check_documents`].
+pub async fn read_artifact(
+    store: &Store,
+    location: &ArtifactLocation,
+) -> Result<Artifact, ReadError> {
+    let success = read_success(store, location)
+        .await?
+        .ok_or_else(|| ReadError::NotFound {
+            location: location.to_string(),
+        })?;
+    let mut files = BTreeMap::new();
+    for file in DATA_FILES {
+        let bytes = read_verified_file(store, location, &success, file).await?;
+        files.insert(file.to_string(), bytes);
+    }
+    let invalid = |file: &str, line: Option<usize>, message: String| ReadError::Invalid {
+        location: location.to_string(),
+        file: file.to_string(),
+        line,
+        message,
+    };
+    let manifest: Manifest = serde_json::from_slice(&files[MANIFEST_FILE])
+        .map_err(|e| invalid(MANIFEST_FILE, Some(e.line()), e.to_string()))?;
+    if manifest.schema_version != SCHEMA_VERSION || success.schema_version != SCHEMA_VERSION {
+        return Err(invalid(
+            MANIFEST_FILE,
+            None,
+            format!(
+                "schema_version {} (marker {}) is not {SCHEMA_VERSION}, the version this reader knows",
+                manifest.schema_version, success.schema_version
+            ),
+        ));
+    }
+    if manifest.source_commit != success.commit {
+        return Err(invalid(
+            MANIFEST_FILE,
+            None,
+            format!(
+                "source_commit {} differs from {SUCCESS_FILE} commit {}",
+                manifest.source_commit, success.commit
+            ),
+        ));
+    }
+    if let ArtifactLocation::Commit(commit) = location {
+        if commit != &success.commit {
+            return Err(invalid(
+                SUCCESS_FILE,
+                None,
+                format!("names commit {} but lives under commits/{commit}/", success.commit),
+            ));
+        }
+    }
+    for (file, digest) in &manifest.files {
+        if success.files.get(file) != Some(digest) {
+            return Err(invalid(
+                MANIFEST_FILE,
+                None,
+                format!("its digest of {file} differs from {SUCCESS_FILE}"),
+            ));
+        }
+    }
+    let documents = files[DOCUMENTS_FILE].clone();
+    Ok(Artifact {
+        location: location.clone(),
+        success,
+        manifest,
+        documents,
+        files,
+    })
+}
+
+/// Like [`read_artifact`], retrying a missing `_SUCCESS` or a digest
+/// mismatch up to `attempts` times in all, with a doubling pause from
+/// `first_pause`.
+pub async fn read_artifact_retrying(
+    store: &Store,
+    location: &ArtifactLocation,
+    attempts: u32,
+    first_pause: Duration,
+) -> Result<Artifact, ReadError> {
+    let mut pause = first_pause;
+    let mut attempt = 1;
+    loop {
+        match read_artifact(store, location).await {
+            Err(e) if e.is_transient() && attempt < attempts => {
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Counts found by [`check_documents`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DocumentStats {
+    /// Lines (documents) in the file.
+    pub documents: u64,
+    /// Documents of kind `skill`.
+    pub skills: u64,
+}
+
+/// Parses every NDJSON line as a [`Document`] and checks the contract: ids
+/// valid and unique, content non-empty, commit as the manifest says, and the
+/// count the manifest claims.
+pub fn check_documents(artifact: &Artifact) -> Result<DocumentStats, ReadError> {
+    let invalid = |line: Option<usize>, message: String| ReadError::Invalid {
+        location: artifact.location.to_string(),
+        file: DOCUMENTS_FILE.to_string(),
+        line,
+        message,
+    };
+    let text = std::str::from_utf8(&artifact.documents)
+        .map_err(|e| invalid(None, format!("not UTF-8: {e}")))?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(invalid(None, "last line is not newline-terminated".into()));
+    }
+    let mut ids = HashSet::new();
+    let mut stats = DocumentStats::default();
+    for (index, line) in text.lines().enumerate() {
+        let line_no = Some(index + 1);
+        let doc: Document = serde_json::from_str(line).map_err(|e| invalid(line_no, e.to_string()))?;
+        if !is_valid_document_id(&doc.id) {
+            return Err(invalid(line_no, format!("id `{}` is not Meilisearch-safe", doc.id)));
+        }
+        if !ids.insert(doc.id.clone()) {
+            return Err(invalid(line_no, format!("duplicate id `{}`", doc.id)));
+        }
+        if doc.content.trim().is_empty() {
+            return Err(invalid(line_no, format!("document `{}` has empty content", doc.id)));
+        }
+        if doc.commit != artifact.manifest.source_commit {
+            return Err(invalid(
+                line_no,
+                format!("document `{}` names commit {}", doc.id, doc.commit),
+            ));
+        }
+        stats.documents += 1;
+        if doc.kind == crate::contract::KIND_SKILL {
+            stats.skills += 1;
+        }
+    }
+    if stats.documents != artifact.manifest.document_count {
+        return Err(invalid(
+            None,
+            format!(
+                "{} documents where the manifest says {}",
+                stats.documents, artifact.manifest.document_count
+            ),
+        ));
+    }
+    if stats.skills != artifact.manifest.skill_count {
+        return Err(invalid(
+            None,
+            format!(
+                "{} skill documents where the manifest says {}",
+                stats.skills, artifact.manifest.skill_count
+            ),
+        ));
+    }
+    Ok(stats)
+}
+
+/// Gets an object, mapping "not found" to `None`.
+pub async fn get_optional(
+    store: &Store,
+    path: &object_store::path::Path,
+) -> Result<Option<Bytes>, ReadError> {
+    let store_error = |e: object_store::Error| ReadError::Store {
+        path: path.to_string(),
+        message: redact_text(&e.to_string()),
+    };
+    match store.inner.get(path).await {
+        Ok(result) => Ok(Some(result.bytes().await.map_err(store_error)?)),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(store_error(e)),
+    }
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}

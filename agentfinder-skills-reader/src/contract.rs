@@ -1,0 +1,298 @@
+//! The artifact contract: the files of a build, their names and their types.
+//!
+//! Everything here is read by other programs (the Space, Meilisearch, the
+//! scheduler). A change that a reader would notice moves [`SCHEMA_VERSION`]
+//! and is written down in `docs/artifact-contract.md`. Fields are only ever
+//! added, never renamed or dropped, so that the artifact stays a drop-in
+//! superset of the one the original Python builder wrote.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Version of the artifact contract written into every manifest and `_SUCCESS`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// File name of the NDJSON documents.
+pub const DOCUMENTS_FILE: &str = "hf-skills.ndjson";
+/// File name of the AI catalog.
+pub const CATALOG_FILE: &str = "ai-catalog.json";
+/// File name of the manifest.
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// File name of the completion marker, always the last file written.
+pub const SUCCESS_FILE: &str = "_SUCCESS";
+
+/// The data files of an artifact in the order they are written; `_SUCCESS`
+/// follows them and vouches for each.
+pub const DATA_FILES: [&str; 3] = [DOCUMENTS_FILE, CATALOG_FILE, MANIFEST_FILE];
+
+/// `kind` of the one document per skill.
+pub const KIND_SKILL: &str = "skill";
+/// `kind` of a document holding one chunk of a SKILL.md section.
+pub const KIND_SECTION: &str = "skill_section";
+
+/// Media type of a catalog entry and of a search result.
+pub const SKILL_MEDIA_TYPE: &str = "application/ai-skill";
+
+/// The sha256 and byte size of one file of an artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    /// Lowercase hex sha256 of the file's bytes.
+    pub sha256: String,
+    /// Size of the file in bytes.
+    pub size: u64,
+}
+
+/// Content of `_SUCCESS`: written last, it vouches for every other file.
+///
+/// A reader trusts a directory only when this file is present and every file
+/// it reads matches the digest named here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuccessMarker {
+    /// Schema version of the artifact.
+    pub schema_version: u32,
+    /// The source commit (or folder digest) the artifact was built from.
+    pub commit: String,
+    /// When the build finished, RFC 3339 UTC.
+    pub generated_at: String,
+    /// Digest and size of each data file, by file name.
+    pub files: BTreeMap<String, FileDigest>,
+}
+
+/// Builder that wrote an artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuilderInfo {
+    /// Program name.
+    pub name: String,
+    /// Program version.
+    pub version: String,
+}
+
+/// The chunking parameters a build used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkingInfo {
+    /// Longest chunk, in characters, except where one line alone is longer.
+    pub max_chars: usize,
+    /// Characters of trailing context repeated at the start of the next part.
+    pub overlap_chars: usize,
+}
+
+/// A SKILL.md that was left out of the artifact, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    /// Path of the file in the source.
+    pub path: String,
+    /// Machine-readable reason class (`not-utf8`, `empty`, `too-large`, ...).
+    pub class: String,
+    /// Human-readable reason.
+    pub reason: String,
+}
+
+/// Something worth an operator's attention that did not keep a file out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildWarning {
+    /// Path of the file in the source.
+    pub path: String,
+    /// 1-based line in that file, where one applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// Machine-readable warning class (`frontmatter-recovered`, `name-invalid`, ...).
+    pub class: String,
+    /// Human-readable message.
+    pub message: String,
+}
+
+/// Meilisearch index configuration a consumer applies before loading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeilisearchConfig {
+    /// Name of the live index.
+    pub index: String,
+    /// Primary key of the documents.
+    pub primary_key: String,
+    /// Index settings in Meilisearch's own JSON shape (`searchableAttributes`, ...).
+    pub settings: Value,
+}
+
+/// `manifest.json`: what was built, from what, and how.
+///
+/// The first block of fields is the Python builder's manifest, kept with the
+/// same names and meaning; the rest is added by this builder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Version of this contract.
+    pub schema_version: u32,
+    /// `owner/name` of the source repository.
+    pub source_repo: String,
+    /// Where the source was read from, with any credential removed.
+    pub source_url: String,
+    /// Branch (or ref) the build was asked for.
+    pub source_branch: String,
+    /// Full commit id, or `folder-<digest>` for a plain folder.
+    pub source_commit: String,
+    /// When the build finished, RFC 3339 UTC.
+    pub generated_at: String,
+    /// Number of lines of the NDJSON file.
+    pub document_count: u64,
+    /// Name of the Meilisearch index the consumer loads into.
+    pub index: String,
+    /// File name of the NDJSON documents (kept for older consumers).
+    pub artifact: String,
+    /// File names of the artifact, by role (`documents`, `catalog`).
+    pub artifacts: BTreeMap<String, String>,
+
+    /// Number of `skill` documents.
+    pub skill_count: u64,
+    /// Commit time of the source commit, RFC 3339 UTC.
+    pub source_commit_time: String,
+    /// Digest and size of each data file other than the manifest itself.
+    pub files: BTreeMap<String, FileDigest>,
+    /// Who built it.
+    pub builder: BuilderInfo,
+    /// Chunking parameters.
+    pub chunking: ChunkingInfo,
+    /// sha256 of the effective configuration that shaped the documents.
+    pub config_digest: String,
+    /// Meilisearch settings to apply before loading.
+    pub meilisearch: MeilisearchConfig,
+    /// Files left out, with reasons.
+    pub skipped: Vec<SkippedFile>,
+    /// Warnings, per file.
+    pub warnings: Vec<BuildWarning>,
+}
+
+/// One line of `hf-skills.ndjson`: a skill, or one chunk of a section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    /// Meilisearch-safe id, unique within the artifact, stable across commits.
+    pub id: String,
+    /// `owner/name` of the source repository.
+    pub repo: String,
+    /// Folder name of the skill.
+    pub skill: String,
+    /// Frontmatter `name`, else the folder name.
+    pub skill_name: String,
+    /// Frontmatter `description`, or empty.
+    pub skill_description: String,
+    /// Description from `.claude-plugin/marketplace.json`, else the skill's own.
+    pub marketplace_description: String,
+    /// Every other frontmatter field.
+    pub skill_meta: Map<String, Value>,
+    /// Path of the SKILL.md in the repository.
+    pub path: String,
+    /// Web page of the file (with the heading anchor for a section), pinned to the commit.
+    pub url: String,
+    /// Raw bytes of the file, pinned to the commit.
+    pub raw_url: String,
+    /// [`KIND_SKILL`] or [`KIND_SECTION`].
+    pub kind: String,
+    /// The section's heading, or the skill name.
+    pub title: String,
+    /// Heading titles from the outermost to this section's own.
+    pub heading_path: Vec<String>,
+    /// Markdown source of the chunk (the description for a skill document).
+    pub content: String,
+    /// Name, path, heading path, title and content joined, for search.
+    pub text: String,
+    /// Section number in the file, from 0.
+    pub ordinal: u32,
+    /// Chunk number within the section, from 0.
+    pub part: u32,
+    /// Number of chunks of the section.
+    pub parts: u32,
+    /// Version from the marketplace file, where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Commit time of the source commit, RFC 3339 UTC.
+    pub updated_at: String,
+    /// Branch (or ref) the build was asked for.
+    pub branch: String,
+    /// Source commit.
+    pub commit: String,
+    /// sha256 of the whole SKILL.md file.
+    pub content_sha: String,
+    /// First line of the chunk in the SKILL.md, 1-based.
+    pub line_start: u32,
+    /// Last line of the chunk in the SKILL.md, 1-based, inclusive.
+    pub line_end: u32,
+}
+
+/// Longest id Meilisearch accepts, in bytes.
+pub const MAX_ID_BYTES: usize = 511;
+
+/// Whether `id` is a valid Meilisearch document id: 1 to 511 bytes of
+/// `[A-Za-z0-9_-]`.
+pub fn is_valid_document_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_ID_BYTES
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Location of one artifact directory in a store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArtifactLocation {
+    /// `commits/<commit>/`, immutable once complete.
+    Commit(String),
+    /// `latest/`, moved by promotion.
+    Latest,
+}
+
+impl ArtifactLocation {
+    /// Parses `latest` or a commit id, as a `--commit` flag takes it.
+    pub fn parse(text: &str) -> Self {
+        if text == "latest" {
+            Self::Latest
+        } else {
+            Self::Commit(text.to_string())
+        }
+    }
+
+    /// The directory's prefix in the store, without a trailing slash.
+    pub fn prefix(&self) -> String {
+        match self {
+            Self::Commit(commit) => format!("commits/{commit}"),
+            Self::Latest => "latest".to_string(),
+        }
+    }
+
+    /// Path of `file` inside this directory.
+    pub fn file(&self, file: &str) -> object_store::path::Path {
+        object_store::path::Path::from(format!("{}/{file}", self.prefix()))
+    }
+}
+
+impl std::fmt::Display for ArtifactLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/", self.prefix())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_meilisearch_rules() {
+        assert!(is_valid_document_id("huggingface-skills_a-0001"));
+        assert!(!is_valid_document_id(""));
+        assert!(!is_valid_document_id("a.b"));
+        assert!(!is_valid_document_id("a/b"));
+        assert!(!is_valid_document_id("é"));
+        assert!(is_valid_document_id(&"a".repeat(511)));
+        assert!(!is_valid_document_id(&"a".repeat(512)));
+    }
+
+    #[test]
+    fn locations_map_to_contract_paths() {
+        assert_eq!(
+            ArtifactLocation::parse("abc").file(SUCCESS_FILE).as_ref(),
+            "commits/abc/_SUCCESS"
+        );
+        assert_eq!(
+            ArtifactLocation::parse("latest").file(MANIFEST_FILE).as_ref(),
+            "latest/manifest.json"
+        );
+    }
+}

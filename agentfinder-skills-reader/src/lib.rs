@@ -1,0 +1,18 @@
+//! Reader side of the agent-skills search artifacts.
+//!
+//! This crate owns the artifact contract ([`contract`]): the builder writes
+//! through these types and every consumer reads through them, so writer and
+//! reader cannot drift. It reads an artifact only when its `_SUCCESS` marker is
+//! present and every file matches the digest the marker names ([`artifact`]),
+//! and it opens any store the builder can write to ([`store`]).
+//!
+//! It has no Markdown or git dependency: a serving process (the Agent Finder
+//! Space) can depend on it alone.
+
+pub mod artifact;
+pub mod contract;
+pub mod store;
+
+pub use artifact::{read_artifact, read_artifact_retrying, Artifact, ReadError};
+pub use contract::{ArtifactLocation, Document, Manifest, SuccessMarker, SCHEMA_VERSION};
+pub use store::{Store, StoreError};

@@ -1,0 +1,215 @@
+//! Opening an artifact store from a `--store` value: a local folder or an
+//! object_store URL (`file://`, `s3://`, `gs://`, `az://`).
+
+use std::sync::Arc;
+
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::local::LocalFileSystem;
+use object_store::prefix::PrefixStore;
+use object_store::ObjectStore;
+
+/// A store could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The URL's scheme is not one this program knows.
+    #[error("unsupported store URL scheme `{scheme}` in {url} (use a folder, file://, s3://, gs:// or az://)")]
+    UnsupportedScheme {
+        /// The scheme found.
+        scheme: String,
+        /// The URL, redacted.
+        url: String,
+    },
+    /// The local folder could not be created or opened.
+    #[error("cannot open store folder {path}: {source}")]
+    Folder {
+        /// The folder.
+        path: String,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// The object store client rejected its configuration.
+    #[error("cannot open store {url}: {message}")]
+    Client {
+        /// The URL, redacted.
+        url: String,
+        /// The client's message, redacted.
+        message: String,
+    },
+}
+
+/// An opened artifact store and a printable, secret-free name for it.
+#[derive(Debug, Clone)]
+pub struct Store {
+    /// The store, rooted at the artifact root (`commits/` and `latest/` below it).
+    pub inner: Arc<dyn ObjectStore>,
+    /// Where it is, with credentials removed, for logs.
+    pub display: String,
+    /// Whether the store is a local folder.
+    pub is_local: bool,
+}
+
+impl Store {
+    /// Opens `spec`: a folder path (created if missing) or an object_store URL.
+    ///
+    /// Cloud credentials, endpoints and regions come from the usual
+    /// environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
+    pub fn open(spec: &str) -> Result<Self, StoreError> {
+        let display = redact_url(spec);
+        let Some((scheme, rest)) = spec.split_once("://") else {
+            return Self::open_folder(std::path::Path::new(spec), display);
+        };
+        if scheme == "file" {
+            return Self::open_folder(std::path::Path::new(rest), display);
+        }
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        let bucket_url = format!("{scheme}://{bucket}");
+        let client = |e: object_store::Error| StoreError::Client {
+            url: display.clone(),
+            message: redact_text(&e.to_string()),
+        };
+        let inner: Arc<dyn ObjectStore> = match scheme {
+            "s3" | "s3a" => Arc::new(
+                AmazonS3Builder::from_env()
+                    .with_url(bucket_url)
+                    .build()
+                    .map_err(client)?,
+            ),
+            "gs" => Arc::new(
+                GoogleCloudStorageBuilder::from_env()
+                    .with_url(bucket_url)
+                    .build()
+                    .map_err(client)?,
+            ),
+            "az" | "abfs" | "abfss" => Arc::new(
+                MicrosoftAzureBuilder::from_env()
+                    .with_url(bucket_url)
+                    .build()
+                    .map_err(client)?,
+            ),
+            other => {
+                return Err(StoreError::UnsupportedScheme {
+                    scheme: other.to_string(),
+                    url: display,
+                })
+            }
+        };
+        let prefix = prefix.trim_matches('/');
+        let inner: Arc<dyn ObjectStore> = if prefix.is_empty() {
+            inner
+        } else {
+            Arc::new(PrefixStore::new(inner, prefix))
+        };
+        Ok(Self {
+            inner,
+            display,
+            is_local: false,
+        })
+    }
+
+    /// Wraps an already configured object store.
+    pub fn from_object_store(inner: Arc<dyn ObjectStore>, display: impl Into<String>) -> Self {
+        Self {
+            inner,
+            display: display.into(),
+            is_local: false,
+        }
+    }
+
+    fn open_folder(path: &std::path::Path, display: String) -> Result<Self, StoreError> {
+        let folder_error = |source| StoreError::Folder {
+            path: display.clone(),
+            source,
+        };
+        std::fs::create_dir_all(path).map_err(folder_error)?;
+        let absolute = std::fs::canonicalize(path).map_err(folder_error)?;
+        let inner = LocalFileSystem::new_with_prefix(&absolute)
+            .map_err(|e| StoreError::Client {
+                url: display.clone(),
+                message: e.to_string(),
+            })?
+            .with_automatic_cleanup(true);
+        Ok(Self {
+            inner: Arc::new(inner),
+            display,
+            is_local: true,
+        })
+    }
+}
+
+/// Removes credentials from a URL: user-info (`user:secret@`) and the query
+/// string, where signed URLs and SAS tokens live.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority_and_path, query) = match rest.split_once('?') {
+        Some((before, _)) => (before, true),
+        None => (rest, false),
+    };
+    let (authority, path) = match authority_and_path.find('/') {
+        Some(i) => authority_and_path.split_at(i),
+        None => (authority_and_path, ""),
+    };
+    let host = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("***@{host}"),
+        None => authority.to_string(),
+    };
+    let query = if query { "?***" } else { "" };
+    format!("{scheme}://{host}{path}{query}")
+}
+
+/// Redacts every URL found in free text (an error message, say).
+pub fn redact_text(text: &str) -> String {
+    text.split_inclusive(char::is_whitespace)
+        .map(|word| {
+            if word.contains("://") {
+                let trimmed = word.trim_end();
+                let tail = &word[trimmed.len()..];
+                format!("{}{tail}", redact_url(trimmed))
+            } else {
+                word.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_user_info_and_query() {
+        assert_eq!(
+            redact_url("https://user:s3cret@github.com/o/r.git"),
+            "https://***@github.com/o/r.git"
+        );
+        assert_eq!(
+            redact_url("s3://bucket/prefix?X-Amz-Signature=abc"),
+            "s3://bucket/prefix?***"
+        );
+        assert_eq!(redact_url("./artifacts"), "./artifacts");
+        assert_eq!(redact_url("s3://bucket/p"), "s3://bucket/p");
+    }
+
+    #[test]
+    fn redacts_urls_inside_text() {
+        let text = redact_text("failed to fetch https://tok:en@host/x (timeout)");
+        assert_eq!(text, "failed to fetch https://***@host/x (timeout)");
+        assert!(!text.contains("tok:en"));
+    }
+
+    #[test]
+    fn opens_a_folder_and_rejects_unknown_schemes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("nested/store");
+        let store = Store::open(root.to_str().unwrap()).unwrap();
+        assert!(store.is_local);
+        assert!(root.is_dir());
+        let err = Store::open("ftp://user:pw@example.org/x").unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("ftp"), "{message}");
+        assert!(!message.contains("pw"), "{message}");
+    }
+}
