@@ -8,3 +8,5 @@
 //! networks.
 
 pub mod chunk;
+pub mod diagnostics;
+pub mod parse;

@@ -176,9 +176,24 @@ fn hostile_nesting_falls_back_to_plain_lines() {
 }
 
 #[test]
-fn ordinary_markdown_is_not_flagged_as_nested() {
-    let text = "- a\n  - b\n    - c\n\n> quote\n> > nested\n\n[link](http://x.y/(z)) `Vec<Vec<u8>>`\n\n---\n\n----------------------------------------------------------------\n";
-    assert!(nesting_depth(text) < 10, "{}", nesting_depth(text));
+fn ordinary_markdown_passes_the_prescreen() {
+    let text = "- a\n  - b\n    - c\n\n> quote\n> > nested\n\n[link](http://x.y/(z)) `Vec<Vec<u8>>` **bold** _it_\n\n---\n\n----------------------------------------------------------------\n";
+    assert_eq!(prescreen(text, &PARSER_LIMITS), Ok(()));
+    let code = format!("```python\n{}```\n", "def __init__(self, **kwargs): pass\n".repeat(3000));
+    assert_eq!(prescreen(&code, &PARSER_LIMITS), Ok(()));
+}
+
+#[test]
+fn slow_inputs_are_refused_by_the_prescreen() {
+    for (name, text) in [
+        ("emphasis", "*_".repeat(20_000)),
+        ("table", format!("| a | b |\n|---|---|\n{}", "| x | y |\n".repeat(20_000))),
+        ("body", "para\n\n".repeat(200_000)),
+    ] {
+        let body = chunk_body(&text, 0, &ChunkOptions::default());
+        assert!(body.fallback.is_some(), "{name}");
+        assert!(!body.chunks.is_empty(), "{name}");
+    }
 }
 
 fn markdownish() -> impl Strategy<Value = String> {

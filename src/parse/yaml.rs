@@ -77,22 +77,29 @@ impl Builder {
         if anchor > 0 {
             self.anchors.insert(anchor, value.clone());
         }
-        match self.stack.last_mut() {
+        let duplicate = match self.stack.last_mut() {
             None => {
-                if self.root.is_none() {
-                    self.root = Some(value);
-                }
+                self.root.get_or_insert(value);
+                None
             }
-            Some(Frame::Sequence(items, _)) => items.push(value),
+            Some(Frame::Sequence(items, _)) => {
+                items.push(value);
+                None
+            }
             Some(Frame::Mapping(map, key, _)) => match key.take() {
-                None => *key = Some(key_text(&value)),
+                None => {
+                    *key = Some(key_text(&value));
+                    None
+                }
                 Some(k) => {
-                    if map.contains_key(&k) {
-                        self.fail(mark, &format!("duplicate key `{k}`"));
-                    }
+                    let duplicate = map.contains_key(&k).then(|| k.clone());
                     map.insert(k, value);
+                    duplicate
                 }
             },
+        };
+        if let Some(k) = duplicate {
+            self.fail(mark, &format!("duplicate key `{k}`"));
         }
     }
 }
