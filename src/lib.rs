@@ -7,6 +7,13 @@
 //! stages (parse, chunk, validate, document) know nothing of git, disks or
 //! networks.
 
+pub mod catalog;
 pub mod chunk;
+pub mod config;
+pub mod source;
+pub mod validate;
+pub mod walk;
 pub mod diagnostics;
+pub mod document;
+pub mod marketplace;
 pub mod parse;

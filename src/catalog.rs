@@ -1,0 +1,61 @@
+//! `ai-catalog.json`: one entry per skill, as the original builder wrote it,
+//! with URLs pinned to the commit.
+
+use serde_json::{json, Value};
+
+use agentfinder_skills_reader::contract::{Document, SKILL_MEDIA_TYPE};
+
+use crate::document::BuildContext;
+
+/// How the catalog describes its host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogHost {
+    /// `host.displayName`.
+    pub display_name: String,
+    /// `host.documentationUrl`.
+    pub documentation_url: String,
+    /// `host.logoUrl`.
+    pub logo_url: String,
+    /// Tags every entry carries.
+    pub tags: Vec<String>,
+}
+
+/// One catalog entry for a `skill` document.
+pub fn catalog_entry(ctx: &BuildContext, host: &CatalogHost, skill: &Document) -> Value {
+    let mut tags = host.tags.clone();
+    let mut entry = json!({
+        "identifier": ctx.link(&ctx.links.tree, &skill.path),
+        "displayName": skill.skill_name,
+        "mediaType": SKILL_MEDIA_TYPE,
+        "url": skill.url,
+        "description": skill.marketplace_description,
+        "updatedAt": skill.updated_at,
+        "metadata": {
+            "source": ctx.repo,
+            "path": skill.path,
+            "rawUrl": skill.raw_url,
+            "commit": ctx.commit,
+            "skill": skill.skill,
+        },
+    });
+    if let Some(version) = &ctx.version {
+        entry["version"] = json!(version);
+        tags.push(format!("version:{version}"));
+    }
+    entry["tags"] = json!(tags);
+    entry
+}
+
+/// The whole catalog around `entries`.
+pub fn catalog(ctx: &BuildContext, host: &CatalogHost, entries: Vec<Value>) -> Value {
+    json!({
+        "specVersion": "1.0",
+        "host": {
+            "displayName": host.display_name,
+            "identifier": format!("https://github.com/{}", ctx.repo),
+            "documentationUrl": host.documentation_url,
+            "logoUrl": host.logo_url,
+        },
+        "entries": entries,
+    })
+}

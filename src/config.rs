@@ -1,0 +1,364 @@
+//! `pipeline.toml`: every setting of a build, with defaults; command-line
+//! flags override it.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::catalog::CatalogHost;
+use crate::chunk::ChunkOptions;
+use crate::document::LinkTemplates;
+use crate::parse::ParseOptions;
+
+/// The configuration file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// It could not be read.
+    #[error("cannot read {path}: {error}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// It is not valid TOML for this schema.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What is wrong, with line and column.
+        message: String,
+    },
+    /// A value is out of range.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Where the skills come from.
+    pub source: SourceConfig,
+    /// Which files are skills.
+    pub walk: WalkConfig,
+    /// Limits of the parse stage.
+    pub parse: ParseConfig,
+    /// How bodies are cut.
+    pub chunk: ChunkConfig,
+    /// URL templates.
+    pub links: LinksConfig,
+    /// Where artifacts go.
+    pub output: OutputConfig,
+    /// Promotion safety.
+    pub promote: PromoteConfig,
+    /// `ai-catalog.json` host fields.
+    pub catalog: CatalogConfig,
+}
+
+/// `[source]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SourceConfig {
+    /// Default `--source`: a folder, a git repository or a URL.
+    pub location: Option<String>,
+    /// `owner/name` used in documents and links.
+    pub repo: String,
+    /// Public URL recorded in the manifest (default: derived from `repo`).
+    pub url: Option<String>,
+    /// Branch recorded when the ref does not name one.
+    pub branch: String,
+    /// Where remote sources are cloned.
+    pub cache_dir: String,
+}
+
+impl Default for SourceConfig {
+    fn default() -> Self {
+        Self {
+            location: None,
+            repo: "huggingface/skills".into(),
+            url: None,
+            branch: "main".into(),
+            cache_dir: ".cache/sources".into(),
+        }
+    }
+}
+
+/// `[walk]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WalkConfig {
+    /// Globs of skill files.
+    pub include: Vec<String>,
+    /// Folder names never entered.
+    pub exclude_dirs: Vec<String>,
+    /// Path of the marketplace file.
+    pub marketplace: String,
+}
+
+impl Default for WalkConfig {
+    fn default() -> Self {
+        Self {
+            include: vec!["**/SKILL.md".into()],
+            exclude_dirs: vec!["node_modules".into(), ".git".into()],
+            marketplace: ".claude-plugin/marketplace.json".into(),
+        }
+    }
+}
+
+/// `[parse]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ParseConfig {
+    /// Larger SKILL.md files are skipped.
+    pub max_file_bytes: u64,
+}
+
+impl Default for ParseConfig {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: ParseOptions::default().max_file_bytes,
+        }
+    }
+}
+
+/// `[chunk]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChunkConfig {
+    /// Longest chunk in characters.
+    pub max_chars: usize,
+    /// Trailing context repeated at the start of the next part.
+    pub overlap_chars: usize,
+}
+
+impl Default for ChunkConfig {
+    fn default() -> Self {
+        let d = ChunkOptions::default();
+        Self {
+            max_chars: d.max_chars,
+            overlap_chars: d.overlap_chars,
+        }
+    }
+}
+
+/// `[links]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinksConfig {
+    /// Web page of a file.
+    pub blob: String,
+    /// Raw bytes of a file.
+    pub raw: String,
+    /// Web page of a folder.
+    pub tree: String,
+}
+
+impl Default for LinksConfig {
+    fn default() -> Self {
+        let d = LinkTemplates::default();
+        Self {
+            blob: d.blob,
+            raw: d.raw,
+            tree: d.tree,
+        }
+    }
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Artifact store: a folder or an object_store URL.
+    pub store: String,
+    /// Meilisearch index named in the manifest.
+    pub index: String,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        Self {
+            store: "./artifacts".into(),
+            index: "hf_skills".into(),
+        }
+    }
+}
+
+/// `[promote]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PromoteConfig {
+    /// Refuse to promote a build with fewer documents than `latest/` by more than this ratio.
+    pub max_shrink_ratio: f64,
+}
+
+impl Default for PromoteConfig {
+    fn default() -> Self {
+        Self {
+            max_shrink_ratio: 0.5,
+        }
+    }
+}
+
+/// `[catalog]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CatalogConfig {
+    /// `host.displayName`.
+    pub display_name: String,
+    /// `host.documentationUrl`.
+    pub documentation_url: String,
+    /// `host.logoUrl`.
+    pub logo_url: String,
+    /// Tags on every entry.
+    pub tags: Vec<String>,
+}
+
+impl Default for CatalogConfig {
+    fn default() -> Self {
+        Self {
+            display_name: "Hugging Face Skills".into(),
+            documentation_url: "https://github.com/huggingface/skills".into(),
+            logo_url: "https://huggingface.co/favicon.ico".into(),
+            tags: vec!["huggingface".into(), "skill".into()],
+        }
+    }
+}
+
+impl Config {
+    /// Parses TOML text; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        let config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        config.check(origin)?;
+        Ok(config)
+    }
+
+    /// Reads a configuration file.
+    pub fn load(path: &std::path::Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+            path: path.display().to_string(),
+            error,
+        })?;
+        Self::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Checks ranges.
+    pub fn check(&self, origin: &str) -> Result<(), ConfigError> {
+        let invalid = |message: String| {
+            Err(ConfigError::Invalid {
+                path: origin.to_string(),
+                message,
+            })
+        };
+        if self.chunk.max_chars < 100 {
+            return invalid(format!("chunk.max_chars = {} is below 100", self.chunk.max_chars));
+        }
+        if self.chunk.overlap_chars * 2 > self.chunk.max_chars {
+            return invalid(format!(
+                "chunk.overlap_chars = {} is more than half of chunk.max_chars = {}",
+                self.chunk.overlap_chars, self.chunk.max_chars
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.promote.max_shrink_ratio) {
+            return invalid("promote.max_shrink_ratio must be between 0 and 1".into());
+        }
+        if self.walk.include.is_empty() {
+            return invalid("walk.include is empty: no file would be a skill".into());
+        }
+        Ok(())
+    }
+
+    /// Options of the parse stage.
+    pub fn parse_options(&self) -> ParseOptions {
+        ParseOptions {
+            max_file_bytes: self.parse.max_file_bytes,
+            chunking: ChunkOptions {
+                max_chars: self.chunk.max_chars,
+                overlap_chars: self.chunk.overlap_chars,
+            },
+        }
+    }
+
+    /// URL templates.
+    pub fn link_templates(&self) -> LinkTemplates {
+        LinkTemplates {
+            blob: self.links.blob.clone(),
+            raw: self.links.raw.clone(),
+            tree: self.links.tree.clone(),
+        }
+    }
+
+    /// Catalog host fields.
+    pub fn catalog_host(&self) -> CatalogHost {
+        CatalogHost {
+            display_name: self.catalog.display_name.clone(),
+            documentation_url: self.catalog.documentation_url.clone(),
+            logo_url: self.catalog.logo_url.clone(),
+            tags: self.catalog.tags.clone(),
+        }
+    }
+
+    /// Public URL of the source repository for the manifest.
+    pub fn source_url(&self) -> String {
+        self.source
+            .url
+            .clone()
+            .unwrap_or_else(|| format!("https://github.com/{}.git", self.source.repo))
+    }
+
+    /// sha256 of everything that shapes the documents (not where they are
+    /// read from or written to).
+    pub fn digest(&self) -> String {
+        let shaping = serde_json::json!({
+            "repo": self.source.repo,
+            "walk": self.walk,
+            "parse": self.parse,
+            "chunk": self.chunk,
+            "links": self.links,
+            "catalog": self.catalog,
+            "index": self.output.index,
+        });
+        hex::encode(Sha256::digest(shaping.to_string().as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_pipeline_toml_matches_the_defaults_but_for_its_source() {
+        let shipped = Config::from_toml(include_str!("../pipeline.toml"), "pipeline.toml").unwrap();
+        assert_eq!(shipped.source.location.as_deref(), Some("fixtures/skills"));
+        let mut expected = Config::default();
+        expected.source.location = shipped.source.location.clone();
+        assert_eq!(shipped, expected);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_ranges_are_errors_naming_the_file() {
+        let err = Config::from_toml("[chunk]\nmax_char = 5\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("p.toml") && err.contains("max_char"), "{err}");
+        let err = Config::from_toml("[chunk]\nmax_chars = 1000\noverlap_chars = 900\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("overlap_chars"), "{err}");
+    }
+
+    #[test]
+    fn digest_follows_shaping_settings_only() {
+        let a = Config::default();
+        let mut b = a.clone();
+        b.output.store = "s3://elsewhere".into();
+        assert_eq!(a.digest(), b.digest());
+        b.chunk.max_chars = 5000;
+        assert_ne!(a.digest(), b.digest());
+    }
+}

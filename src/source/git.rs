@@ -1,0 +1,210 @@
+//! Git sources through gix: open in place, or clone into a cache; resolve a
+//! ref; list the tree of the commit; read blobs.
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use gix::bstr::ByteSlice;
+use sha2::{Digest, Sha256};
+
+use super::{Entry, EntryKind, ObjectRef, Snapshot, SourceError, Version};
+use agentfinder_skills_reader::store::{redact_text, redact_url};
+
+/// A repository and the tree of the resolved commit.
+pub(super) struct GitSource {
+    repo: gix::ThreadSafeRepository,
+    tree: gix::ObjectId,
+    display: String,
+}
+
+impl GitSource {
+    pub(super) fn thread_local(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+
+    pub(super) fn list(&self) -> Result<Vec<Entry>, SourceError> {
+        let repo = self.repo.to_thread_local();
+        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
+            source_name: self.display.clone(),
+            message: e.to_string(),
+        };
+        let tree = repo.find_tree(self.tree).map_err(|e| git_error(&e))?;
+        let mut recorder = gix::traverse::tree::Recorder::default();
+        tree.traverse()
+            .breadthfirst(&mut recorder)
+            .map_err(|e| git_error(&e))?;
+        let entries = recorder
+            .records
+            .into_iter()
+            .filter_map(|record| {
+                let kind = if record.mode.is_link() {
+                    EntryKind::Symlink
+                } else if record.mode.is_blob() {
+                    EntryKind::File
+                } else {
+                    return None;
+                };
+                let (path, path_is_utf8) = match record.filepath.to_str() {
+                    Ok(path) => (path.to_string(), true),
+                    Err(_) => (record.filepath.to_str_lossy().into_owned(), false),
+                };
+                Some(Entry {
+                    path,
+                    path_is_utf8,
+                    kind,
+                    object: ObjectRef::Blob(record.oid),
+                })
+            })
+            .collect();
+        Ok(entries)
+    }
+}
+
+/// Resolves `reference` (or HEAD) in `repo` to a commit and wraps it.
+pub(super) fn resolve(
+    repo: gix::Repository,
+    reference: Option<&str>,
+    default_branch: &str,
+    display: String,
+) -> Result<Snapshot, SourceError> {
+    let wanted = reference.unwrap_or("HEAD");
+    let resolve_error = |message: String| SourceError::Resolve {
+        reference: wanted.to_string(),
+        source_name: display.clone(),
+        message,
+    };
+    let candidates = [
+        wanted.to_string(),
+        format!("refs/remotes/origin/{wanted}"),
+        format!("refs/tags/{wanted}"),
+    ];
+    let mut last_error = String::new();
+    let mut commit = None;
+    for candidate in &candidates {
+        match repo.rev_parse_single(format!("{candidate}^{{commit}}").as_str()) {
+            Ok(id) => {
+                commit = Some(id.detach());
+                break;
+            }
+            Err(e) => {
+                if last_error.is_empty() {
+                    last_error = e.to_string();
+                }
+            }
+        }
+    }
+    let commit_id = commit.ok_or_else(|| resolve_error(last_error))?;
+    let (time, tree) = {
+        let commit = repo
+            .find_commit(commit_id)
+            .map_err(|e| resolve_error(e.to_string()))?;
+        let time = commit.time().map_err(|e| resolve_error(e.to_string()))?.seconds;
+        let tree = commit.tree_id().map_err(|e| resolve_error(e.to_string()))?;
+        (time, tree.detach())
+    };
+    let branch = match reference {
+        Some(name) if !looks_like_commit(name) => name
+            .trim_start_matches("refs/heads/")
+            .trim_start_matches("refs/tags/")
+            .to_string(),
+        _ => head_branch(&repo).unwrap_or_else(|| default_branch.to_string()),
+    };
+    let version = Version {
+        id: commit_id.to_string(),
+        time,
+        branch,
+        is_git: true,
+    };
+    let source = GitSource {
+        repo: repo.into_sync(),
+        tree,
+        display: display.clone(),
+    };
+    Ok(Snapshot::git(version, display, source))
+}
+
+fn head_branch(repo: &gix::Repository) -> Option<String> {
+    let name = repo.head_name().ok()??;
+    let short = name.shorten().to_str().ok()?.to_string();
+    (short != "HEAD").then_some(short)
+}
+
+fn looks_like_commit(reference: &str) -> bool {
+    reference.len() >= 7 && reference.len() <= 40 && reference.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Opens the cached clone of `url`, fetching updates, or clones it.
+///
+/// The clone is bare (no checkout: files are read from the object database)
+/// and shallow (depth 1) unless `reference` looks like a commit id, which a
+/// shallow fetch of branch tips may not contain.
+pub(super) fn clone_or_fetch(
+    url: &str,
+    reference: Option<&str>,
+    cache_dir: &Path,
+) -> Result<gix::Repository, SourceError> {
+    let display = redact_url(url);
+    let fetch_error = |message: String| SourceError::Fetch {
+        url: display.clone(),
+        message: redact_text(&message),
+    };
+    let shallow = match reference {
+        Some(r) if looks_like_commit(r) => gix::remote::fetch::Shallow::NoChange,
+        _ => gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN),
+    };
+    let interrupt = AtomicBool::new(false);
+    let target = cache_path(cache_dir, &display);
+
+    if let Ok(repo) = gix::open(&target) {
+        let shallow = if repo.is_shallow().unwrap_or(false) && matches!(shallow, gix::remote::fetch::Shallow::NoChange) {
+            // A commit id may lie below the shallow boundary: fetch all history.
+            gix::remote::fetch::Shallow::Deepen(u32::MAX / 2)
+        } else {
+            shallow
+        };
+        let remote = repo
+            .find_remote("origin")
+            .map_err(|e| fetch_error(e.to_string()))?;
+        remote
+            .connect(gix::remote::Direction::Fetch)
+            .map_err(|e| fetch_error(e.to_string()))?
+            .prepare_fetch(gix::progress::Discard, Default::default())
+            .map_err(|e| fetch_error(e.to_string()))?
+            .with_shallow(shallow)
+            .receive(gix::progress::Discard, &interrupt)
+            .map_err(|e| fetch_error(e.to_string()))?;
+        return Ok(repo);
+    }
+
+    std::fs::create_dir_all(cache_dir).map_err(|error| SourceError::Io {
+        path: cache_dir.display().to_string(),
+        error,
+    })?;
+    let staging = tempfile::Builder::new()
+        .prefix(".clone-")
+        .tempdir_in(cache_dir)
+        .map_err(|error| SourceError::Io {
+            path: cache_dir.display().to_string(),
+            error,
+        })?;
+    let mut prepare = gix::prepare_clone_bare(url, staging.path())
+        .map_err(|e| fetch_error(e.to_string()))?
+        .with_shallow(shallow);
+    prepare
+        .fetch_only(gix::progress::Discard, &interrupt)
+        .map_err(|e| fetch_error(e.to_string()))?;
+    drop(prepare);
+    let staged = staging.keep();
+    if std::fs::rename(&staged, &target).is_err() {
+        // Another run filled the cache first; use theirs.
+        let _ = std::fs::remove_dir_all(&staged);
+    }
+    gix::open(&target).map_err(|e| fetch_error(e.to_string()))
+}
+
+/// The cache folder of a URL: a digest of its credential-free form.
+fn cache_path(cache_dir: &Path, redacted_url: &str) -> PathBuf {
+    let digest = hex::encode(Sha256::digest(redacted_url.as_bytes()));
+    cache_dir.join(&digest[..16])
+}

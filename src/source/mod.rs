@@ -1,0 +1,259 @@
+//! Clone stage: where the skills come from, at one version.
+//!
+//! A source is a local git repository (opened in place), a remote URL (cloned
+//! into a cache folder, shallow where the ref allows), or a plain folder that
+//! is not a git repository. Git files are read from the object database at the
+//! resolved commit, never from a working tree, so local edits, symlinked
+//! content and `.gitattributes` filters cannot leak into an artifact.
+//!
+//! Resolving a version is cheap and comes first ([`open`]); listing and
+//! reading the files ([`Snapshot::list`], [`FileReader`]) come after, so a
+//! build of a commit that is already complete can stop before touching them.
+
+mod folder;
+mod git;
+
+use std::path::{Path, PathBuf};
+
+pub use folder::FOLDER_VERSION_PREFIX;
+
+/// A source could not be opened or read.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The local path does not exist.
+    #[error("source {0} does not exist")]
+    Missing(String),
+    /// The ref does not name a commit.
+    #[error("cannot resolve `{reference}` to a commit in {source_name}: {message}")]
+    Resolve {
+        /// The ref asked for.
+        reference: String,
+        /// The source, redacted.
+        source_name: String,
+        /// Why.
+        message: String,
+    },
+    /// Cloning or fetching failed.
+    #[error("cannot clone or fetch {url}: {message}")]
+    Fetch {
+        /// The URL, redacted.
+        url: String,
+        /// Why, redacted.
+        message: String,
+    },
+    /// A git operation failed.
+    #[error("git error in {source_name}: {message}")]
+    Git {
+        /// The source, redacted.
+        source_name: String,
+        /// Why.
+        message: String,
+    },
+    /// A file operation failed.
+    #[error("cannot read {path}: {error}")]
+    Io {
+        /// The path.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+/// Where a build reads from, as given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// A local folder: a git repository, or a plain folder.
+    Local(PathBuf),
+    /// A URL to clone (`https://`, `ssh://`, `git@host:path`, `file://`).
+    Remote(String),
+}
+
+impl SourceSpec {
+    /// Classifies a `--source` value.
+    pub fn parse(text: &str) -> Self {
+        let is_scp_like = text.contains('@') && text.contains(':') && !text.contains("://");
+        if text.contains("://") || is_scp_like {
+            Self::Remote(text.to_string())
+        } else {
+            Self::Local(PathBuf::from(text))
+        }
+    }
+}
+
+/// The version of the source a build reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    /// Commit id (40 hex), or `folder-<digest>` for a plain folder.
+    pub id: String,
+    /// Commit time (for a folder, the newest file's modification time), Unix seconds.
+    pub time: i64,
+    /// The branch (or ref) the version was taken from.
+    pub branch: String,
+    /// Whether it came from git.
+    pub is_git: bool,
+}
+
+/// An entry of the source tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Slash-separated path relative to the root (lossy if not UTF-8).
+    pub path: String,
+    /// Whether `path` is exact (the real path is valid UTF-8).
+    pub path_is_utf8: bool,
+    /// File or symlink.
+    pub kind: EntryKind,
+    /// Where its bytes are.
+    pub object: ObjectRef,
+}
+
+/// The kinds of entry a build cares about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular (or executable) file.
+    File,
+    /// A symbolic link; reading it gives its target path.
+    Symlink,
+}
+
+/// Where an entry's bytes live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ObjectRef {
+    /// A git blob.
+    Blob(gix::ObjectId),
+    /// A file on disk.
+    File(PathBuf),
+}
+
+/// An opened source at one resolved version.
+pub struct Snapshot {
+    /// The resolved version.
+    pub version: Version,
+    /// Where it came from, with credentials removed.
+    pub display: String,
+    inner: Inner,
+}
+
+enum Inner {
+    Git(git::GitSource),
+    Folder(PathBuf),
+}
+
+/// Opens `spec` at `reference` (a branch, tag or commit; the default branch
+/// or HEAD when `None`). Remote sources are cloned or fetched into `cache_dir`.
+pub fn open(
+    spec: &SourceSpec,
+    reference: Option<&str>,
+    cache_dir: &Path,
+    default_branch: &str,
+) -> Result<Snapshot, SourceError> {
+    match spec {
+        SourceSpec::Remote(url) => {
+            let repo = git::clone_or_fetch(url, reference, cache_dir)?;
+            git::resolve(repo, reference, default_branch, agentfinder_skills_reader::store::redact_url(url))
+        }
+        SourceSpec::Local(path) => {
+            if !path.exists() {
+                return Err(SourceError::Missing(path.display().to_string()));
+            }
+            match gix::open(path) {
+                Ok(repo) => git::resolve(repo, reference, default_branch, path.display().to_string()),
+                Err(_) => folder::resolve(path, reference, default_branch),
+            }
+        }
+    }
+}
+
+impl Snapshot {
+    /// Wraps a resolved git source.
+    fn git(version: Version, display: String, source: git::GitSource) -> Self {
+        Self {
+            version,
+            display,
+            inner: Inner::Git(source),
+        }
+    }
+
+    /// Lists every file and symlink of the tree.
+    pub fn list(&self) -> Result<Vec<Entry>, SourceError> {
+        match &self.inner {
+            Inner::Git(source) => source.list(),
+            Inner::Folder(root) => folder::list(root),
+        }
+    }
+
+    /// A reader for entries' bytes; make one per thread.
+    pub fn reader(&self) -> FileReader {
+        match &self.inner {
+            Inner::Git(source) => FileReader::Git(source.thread_local()),
+            Inner::Folder(_) => FileReader::Folder,
+        }
+    }
+}
+
+/// Reads the bytes of entries (a symlink's bytes are its target path).
+pub enum FileReader {
+    /// Reads blobs from a git object database.
+    Git(gix::Repository),
+    /// Reads files from disk.
+    Folder,
+}
+
+impl FileReader {
+    /// The bytes of `entry`.
+    pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, SourceError> {
+        match (&entry.object, self) {
+            (ObjectRef::Blob(id), FileReader::Git(repo)) => repo
+                .find_object(*id)
+                .map(|object| object.detach().data)
+                .map_err(|e| SourceError::Git {
+                    source_name: entry.path.clone(),
+                    message: e.to_string(),
+                }),
+            (ObjectRef::File(path), _) => {
+                let io = |error| SourceError::Io {
+                    path: entry.path.clone(),
+                    error,
+                };
+                match entry.kind {
+                    EntryKind::File => std::fs::read(path).map_err(io),
+                    EntryKind::Symlink => std::fs::read_link(path)
+                        .map(|target| target.to_string_lossy().into_owned().into_bytes())
+                        .map_err(io),
+                }
+            }
+            (ObjectRef::Blob(_), FileReader::Folder) => Err(SourceError::Git {
+                source_name: entry.path.clone(),
+                message: "a git blob was read through a folder reader".into(),
+            }),
+        }
+    }
+}
+
+/// Formats Unix seconds as RFC 3339 UTC (`2026-11-30T08:00:00Z`).
+pub fn rfc3339(seconds: i64) -> String {
+    let time = if seconds >= 0 {
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds as u64)
+    } else {
+        std::time::UNIX_EPOCH
+    };
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_classified() {
+        assert_eq!(SourceSpec::parse("./repo"), SourceSpec::Local("./repo".into()));
+        assert!(matches!(SourceSpec::parse("https://github.com/o/r.git"), SourceSpec::Remote(_)));
+        assert!(matches!(SourceSpec::parse("git@github.com:o/r.git"), SourceSpec::Remote(_)));
+        assert!(matches!(SourceSpec::parse("file:///tmp/r"), SourceSpec::Remote(_)));
+    }
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_796_025_600), "2026-11-30T08:00:00Z");
+    }
+}

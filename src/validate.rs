@@ -1,0 +1,212 @@
+//! Validate stage: the Agent Skills rules per skill, duplicate names across
+//! skills, the contract per document, and the `--strict` policy.
+//!
+//! A rule broken by a skill is a warning, never a drop: the skill is still
+//! indexed. Pure: it sees parsed skills and documents, never a disk.
+
+use std::collections::{BTreeMap, HashSet};
+
+use agentfinder_skills_reader::contract::{is_valid_document_id, Document};
+
+use crate::diagnostics::{Finding, WarningClass};
+
+/// Longest `name` the Agent Skills spec allows.
+pub const MAX_NAME_CHARS: usize = 64;
+/// Longest `description` the Agent Skills spec allows.
+pub const MAX_DESCRIPTION_CHARS: usize = 1024;
+
+/// Checks `name` and `description` of a skill in folder `folder`.
+pub fn check_skill(folder: &str, name: Option<&str>, description: Option<&str>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    match name {
+        None => {}
+        Some(name) => {
+            if !is_valid_name(name) {
+                findings.push(Finding::file(
+                    WarningClass::NameInvalid,
+                    format!("name `{name}` is not 1-{MAX_NAME_CHARS} lowercase letters, digits and single hyphens"),
+                ));
+            }
+            if name != folder {
+                findings.push(Finding::file(
+                    WarningClass::NameMismatch,
+                    format!("name `{name}` differs from the folder name `{folder}`"),
+                ));
+            }
+        }
+    }
+    match description {
+        None => findings.push(Finding::file(
+            WarningClass::DescriptionMissing,
+            "no description; agents will find this skill by its name and body only",
+        )),
+        Some(d) if d.chars().count() > MAX_DESCRIPTION_CHARS => findings.push(Finding::file(
+            WarningClass::DescriptionTooLong,
+            format!(
+                "description is {} characters, over the {MAX_DESCRIPTION_CHARS} the spec allows",
+                d.chars().count()
+            ),
+        )),
+        Some(_) => {}
+    }
+    findings
+}
+
+/// The Agent Skills `name` rule: 1-64 of `[a-z0-9-]`, no leading, trailing
+/// or doubled hyphen.
+pub fn is_valid_name(name: &str) -> bool {
+    (1..=MAX_NAME_CHARS).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+}
+
+/// Warnings for every skill whose name another skill also has, by path.
+pub fn duplicate_names<'a>(skills: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<(String, Finding)> {
+    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (path, name) in skills {
+        by_name.entry(name).or_default().push(path);
+    }
+    let mut findings = Vec::new();
+    for (name, paths) in by_name.into_iter().filter(|(_, p)| p.len() > 1) {
+        for path in &paths {
+            let others: Vec<&str> = paths.iter().copied().filter(|p| p != path).collect();
+            findings.push((
+                path.to_string(),
+                Finding::file(
+                    WarningClass::DuplicateName,
+                    format!("name `{name}` is also used by {}; both are kept", others.join(", ")),
+                ),
+            ));
+        }
+    }
+    findings
+}
+
+/// A document breaks the contract; the build stops, since this is a bug.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("document `{id}` from {path}: {problem}")]
+pub struct DocumentError {
+    /// The document's id.
+    pub id: String,
+    /// Its source file.
+    pub path: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// Tracks the per-document contract over a stream of documents.
+#[derive(Debug, Default)]
+pub struct DocumentChecker {
+    ids: HashSet<String>,
+}
+
+impl DocumentChecker {
+    /// Checks one document: a valid id never seen before, and non-empty content.
+    pub fn check(&mut self, doc: &Document) -> Result<(), DocumentError> {
+        let error = |problem: &str| DocumentError {
+            id: doc.id.clone(),
+            path: doc.path.clone(),
+            problem: problem.to_string(),
+        };
+        if !is_valid_document_id(&doc.id) {
+            return Err(error("id is not Meilisearch-safe"));
+        }
+        if doc.content.trim().is_empty() {
+            return Err(error("content is empty"));
+        }
+        if !self.ids.insert(doc.id.clone()) {
+            return Err(error("id is not unique"));
+        }
+        Ok(())
+    }
+}
+
+/// What `--strict` turns into a failed build.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StrictPolicy {
+    /// Fail when any file is skipped.
+    pub skips: bool,
+    /// Fail on warnings of these classes.
+    pub classes: HashSet<WarningClass>,
+}
+
+impl StrictPolicy {
+    /// No strictness.
+    pub fn off() -> Self {
+        Self::default()
+    }
+
+    /// `--strict` without names: every skip and every warning.
+    pub fn all() -> Self {
+        Self {
+            skips: true,
+            classes: WarningClass::ALL.into_iter().collect(),
+        }
+    }
+
+    /// `--strict=a,b`: every skip, and warnings of the named classes.
+    pub fn named(names: &[String]) -> Result<Self, String> {
+        let mut classes = HashSet::new();
+        for name in names.iter().flat_map(|n| n.split(',')).map(str::trim).filter(|n| !n.is_empty()) {
+            if name == "all" {
+                return Ok(Self::all());
+            }
+            let class = WarningClass::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = WarningClass::ALL.iter().map(|c| c.as_str()).collect();
+                format!("unknown warning class `{name}` (known: all, {})", known.join(", "))
+            })?;
+            classes.insert(class);
+        }
+        Ok(Self { skips: true, classes })
+    }
+
+    /// Whether a warning of `class` fails the build.
+    pub fn fails_on(&self, class: WarningClass) -> bool {
+        self.classes.contains(&class)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_rules() {
+        for ok in ["pdf", "a1-b2", &"a".repeat(64)] {
+            assert!(is_valid_name(ok), "{ok}");
+        }
+        for bad in ["", "PDF", "a_b", "-a", "a-", "a--b", "a b", &"a".repeat(65), "é"] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rule_violations_are_warnings() {
+        let classes = |f: Vec<Finding>| f.into_iter().map(|f| f.class).collect::<Vec<_>>();
+        assert!(check_skill("pdf", Some("pdf"), Some("Reads PDFs")).is_empty());
+        assert_eq!(
+            classes(check_skill("pdf", Some("PDF Tool"), None)),
+            [WarningClass::NameInvalid, WarningClass::NameMismatch, WarningClass::DescriptionMissing]
+        );
+        let long = "x".repeat(1025);
+        assert_eq!(classes(check_skill("a", None, Some(&long))), [WarningClass::DescriptionTooLong]);
+    }
+
+    #[test]
+    fn duplicate_names_warn_on_every_holder() {
+        let found = duplicate_names([("a/x/SKILL.md", "x"), ("b/x/SKILL.md", "x"), ("c/SKILL.md", "c")]);
+        assert_eq!(found.len(), 2);
+        assert!(found[0].1.message.contains("b/x/SKILL.md"));
+        assert_eq!(found[1].0, "b/x/SKILL.md");
+    }
+
+    #[test]
+    fn strict_policy_parses_names() {
+        let p = StrictPolicy::named(&["name-invalid,duplicate-name".into()]).unwrap();
+        assert!(p.skips && p.fails_on(WarningClass::NameInvalid) && !p.fails_on(WarningClass::NameMismatch));
+        assert!(StrictPolicy::named(&["bogus".into()]).unwrap_err().contains("bogus"));
+        assert!(StrictPolicy::all().fails_on(WarningClass::SymlinkAlias));
+    }
+}
