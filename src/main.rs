@@ -1,1 +1,244 @@
-fn main() {}
+//! `agentfinder-skills`: each command is handed to one function that reads
+//! as the story of that command; failures map to documented exit codes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+
+use agentfinder_skills::build::{build, BuildError, BuildRequest};
+use agentfinder_skills::config::Config;
+use agentfinder_skills::promote::{promote, PromotePolicy, Promotion};
+use agentfinder_skills::report::Reporter;
+use agentfinder_skills::source::SourceSpec;
+use agentfinder_skills::validate::StrictPolicy;
+use agentfinder_skills::verify::verify;
+use agentfinder_skills_reader::contract::ArtifactLocation;
+use agentfinder_skills_reader::store::Store;
+
+/// Exit codes, one per failure class (see README, "Exit codes").
+mod exit {
+    pub const FAILURE: u8 = 1;
+    pub const SOURCE: u8 = 3;
+    pub const VALIDATION: u8 = 4;
+    pub const STORAGE: u8 = 5;
+    pub const PROMOTION_REFUSED: u8 = 6;
+    pub const VERIFY_FAILED: u8 = 7;
+}
+
+#[derive(Parser)]
+#[command(name = "agentfinder-skills", version, about = "Turns repositories of agent skills (SKILL.md) into versioned search artifacts.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build commits/<commit>/ from a source at one ref, then promote latest/.
+    Build(BuildArgs),
+    /// Re-read an artifact and check digests, schema, ids and counts.
+    Verify(VerifyArgs),
+    /// Make latest/ equal to an existing commits/<commit>/.
+    Promote(PromoteArgs),
+}
+
+#[derive(Args)]
+struct Common {
+    /// Configuration file (default: ./pipeline.toml if present, else built-in defaults).
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Artifact store: a folder or an object_store URL (file://, s3://, gs://, az://) [default: ./artifacts].
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+    /// Print only warnings, errors and the summary.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Print every warning, not only the first 20.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+#[derive(Args)]
+struct BuildArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Git repository (local path or URL) or plain folder [default: [source].location].
+    #[arg(long, value_name = "URL|PATH")]
+    source: Option<String>,
+    /// Branch, tag or commit to build [default: HEAD / the remote's default branch].
+    #[arg(long = "ref", value_name = "REF")]
+    reference: Option<String>,
+    /// Write commits/<commit>/ only; leave latest/ alone.
+    #[arg(long)]
+    no_promote: bool,
+    /// Promote even onto an older commit or a build that shrank past promote.max_shrink_ratio.
+    #[arg(long)]
+    force: bool,
+    /// Fail instead of warning: bare, on every skip and warning; with names
+    /// (comma-separated warning classes), on every skip and those classes.
+    #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
+    strict: Option<String>,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Commit id, or `latest`.
+    #[arg(long, value_name = "SHA|latest", default_value = "latest")]
+    commit: String,
+}
+
+#[derive(Args)]
+struct PromoteArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Commit whose artifact becomes latest/.
+    #[arg(long, value_name = "SHA")]
+    commit: String,
+    /// Promote even onto an older commit or a shrunken build.
+    #[arg(long)]
+    force: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILURE);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Build(args) => run_build(args).await,
+            Command::Verify(args) => run_verify(args).await,
+            Command::Promote(args) => run_promote(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {:#}", failure.error);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// An error and the exit code of its class.
+struct Failure {
+    error: anyhow::Error,
+    code: u8,
+}
+
+impl Failure {
+    fn new(code: u8, error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            error: error.into(),
+            code,
+        }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Self::new(exit::FAILURE, error)
+    }
+}
+
+/// Loads the configuration and opens the store named by flags or config.
+fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
+    let config = match &common.config {
+        Some(path) => Config::load(path),
+        None if std::path::Path::new("pipeline.toml").exists() => Config::load("pipeline.toml".as_ref()),
+        None => Ok(Config::default()),
+    }
+    .context("configuration")?;
+    let store_spec = common.store.clone().unwrap_or_else(|| config.output.store.clone());
+    let store = Store::open(&store_spec).map_err(|e| Failure::new(exit::STORAGE, e))?;
+    let reporter = Reporter {
+        quiet: common.quiet,
+        verbose: common.verbose,
+    };
+    Ok((config, store, reporter))
+}
+
+async fn run_build(args: BuildArgs) -> Result<(), Failure> {
+    let (config, store, reporter) = setup(&args.common)?;
+    let source = args
+        .source
+        .clone()
+        .or_else(|| config.source.location.clone())
+        .context("no source: pass --source URL|PATH or set [source].location in pipeline.toml")?;
+    let strict = match &args.strict {
+        None => StrictPolicy::off(),
+        Some(names) => StrictPolicy::named(&[names.clone()]).map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?,
+    };
+    let request = BuildRequest {
+        config,
+        source: SourceSpec::parse(&source),
+        reference: args.reference.clone(),
+        promote: !args.no_promote,
+        force: args.force,
+        strict,
+    };
+    let summary = build(request, &store, &reporter).await.map_err(|e| {
+        let code = match &e {
+            BuildError::Source(_) => exit::SOURCE,
+            BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
+            BuildError::Write(_) | BuildError::Internal(_) => exit::STORAGE,
+            BuildError::Promote(p) => promote_code(p),
+        };
+        Failure::new(code, e)
+    })?;
+    if let Some(Promotion::Promoted { previous }) = &summary.promotion {
+        reporter.info(format!(
+            "promoted latest/ to {} (was {})",
+            summary.commit,
+            previous.as_deref().unwrap_or("empty")
+        ));
+    }
+    println!("{}", summary.line());
+    Ok(())
+}
+
+async fn run_verify(args: VerifyArgs) -> Result<(), Failure> {
+    let (_, store, _) = setup(&args.common)?;
+    let location = ArtifactLocation::parse(&args.commit);
+    let verified = verify(&store, &location)
+        .await
+        .map_err(|e| Failure::new(exit::VERIFY_FAILED, e))?;
+    println!(
+        "verified: {location} commit={} documents={} skills={} store={}",
+        verified.commit, verified.stats.documents, verified.stats.skills, store.display
+    );
+    Ok(())
+}
+
+async fn run_promote(args: PromoteArgs) -> Result<(), Failure> {
+    let (config, store, _) = setup(&args.common)?;
+    let policy = PromotePolicy {
+        force: args.force,
+        max_shrink_ratio: config.promote.max_shrink_ratio,
+    };
+    let outcome = promote(&store, &args.commit, policy)
+        .await
+        .map_err(|e| Failure::new(promote_code(&e), e))?;
+    let what = match outcome {
+        Promotion::AlreadyLatest => "already-latest",
+        Promotion::Promoted { .. } => "promoted",
+    };
+    println!("promote: commit={} latest={what} store={}", args.commit, store.display);
+    Ok(())
+}
+
+fn promote_code(error: &agentfinder_skills::promote::PromoteError) -> u8 {
+    use agentfinder_skills::promote::PromoteError;
+    match error {
+        PromoteError::Older { .. } | PromoteError::Shrunk { .. } => exit::PROMOTION_REFUSED,
+        PromoteError::Read(_) | PromoteError::Write(_) => exit::STORAGE,
+    }
+}

@@ -163,8 +163,15 @@ pub(super) fn clone_or_fetch(
         } else {
             shallow
         };
+        // The cache is bare: branches live in refs/heads/, as the clone made them.
         let remote = repo
             .find_remote("origin")
+            .and_then(|r| {
+                r.with_refspecs(
+                    ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
+                    gix::remote::Direction::Fetch,
+                )
+            })
             .map_err(|e| fetch_error(e.to_string()))?;
         remote
             .connect(gix::remote::Direction::Fetch)

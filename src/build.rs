@@ -1,0 +1,295 @@
+//! The build command: clone -> walk -> parse/chunk -> validate -> write ->
+//! promote, each stage a call.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use agentfinder_skills_reader::artifact::{read_artifact, read_success};
+use agentfinder_skills_reader::contract::{ArtifactLocation, SCHEMA_VERSION};
+use agentfinder_skills_reader::store::Store;
+
+use crate::assemble::{assemble, Assembled, VersionInfo};
+use crate::config::Config;
+use crate::diagnostics::{Finding, WarningClass};
+use crate::extract::extract;
+use crate::marketplace::{parse_marketplace, Marketplace};
+use crate::promote::{promote, PromoteError, PromotePolicy, Promotion};
+use crate::report::Reporter;
+use crate::source::{self, rfc3339, Snapshot, SourceError, SourceSpec};
+use crate::validate::{DocumentError, StrictPolicy};
+use crate::walk::{skill_entries, GlobError, WalkRules};
+use crate::write::{write_commit, WriteError, WriteOutcome};
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct BuildRequest {
+    /// Effective configuration.
+    pub config: Config,
+    /// Where to read.
+    pub source: SourceSpec,
+    /// Branch, tag or commit.
+    pub reference: Option<String>,
+    /// Promote `latest/` afterwards.
+    pub promote: bool,
+    /// Skip promotion's age and shrink checks.
+    pub force: bool,
+    /// What fails the build.
+    pub strict: StrictPolicy,
+}
+
+/// Whether this run built the commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildStatus {
+    /// Written by this run.
+    Built,
+    /// A complete artifact existed already; nothing was parsed.
+    AlreadyBuilt,
+}
+
+/// The result of a build, for the summary line.
+#[derive(Debug, Clone)]
+pub struct BuildSummary {
+    /// The version built.
+    pub commit: String,
+    /// Built or already there.
+    pub status: BuildStatus,
+    /// Skill documents.
+    pub skills: u64,
+    /// All documents.
+    pub documents: u64,
+    /// Skipped files.
+    pub skipped: usize,
+    /// Warnings.
+    pub warnings: usize,
+    /// Promotion outcome, when asked for.
+    pub promotion: Option<Promotion>,
+    /// Where it was written.
+    pub store: String,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+impl BuildSummary {
+    /// The one line every run ends with.
+    pub fn line(&self) -> String {
+        let status = match self.status {
+            BuildStatus::Built => "built",
+            BuildStatus::AlreadyBuilt => "already-built",
+        };
+        let promotion = match &self.promotion {
+            None => "not-requested",
+            Some(Promotion::AlreadyLatest) => "already-latest",
+            Some(Promotion::Promoted { .. }) => "promoted",
+        };
+        format!(
+            "summary: commit={} schema={SCHEMA_VERSION} status={status} skills={} documents={} skipped={} warnings={} latest={promotion} store={} seconds={:.2}",
+            self.commit, self.skills, self.documents, self.skipped, self.warnings, self.store, self.seconds
+        )
+    }
+}
+
+/// A build failed; the variant is the failure class (and exit code).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The source could not be opened or read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The configuration is unusable.
+    #[error(transparent)]
+    Glob(#[from] GlobError),
+    /// `--strict` found problems, or a document broke the contract.
+    #[error("{0}")]
+    Validation(String),
+    /// The store failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// Promotion failed or was refused.
+    #[error(transparent)]
+    Promote(#[from] PromoteError),
+    /// A background task died.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<DocumentError> for BuildError {
+    fn from(e: DocumentError) -> Self {
+        Self::Validation(e.to_string())
+    }
+}
+
+/// Runs a build into `store`.
+pub async fn build(request: BuildRequest, store: &Store, reporter: &Reporter) -> Result<BuildSummary, BuildError> {
+    let started = Instant::now();
+    let snapshot = open_source(&request).await?;
+    let commit = snapshot.version.id.clone();
+    reporter.info(format!("source {} at {commit} ({})", snapshot.display, snapshot.version.branch));
+
+    let location = ArtifactLocation::Commit(commit.clone());
+    let mut summary = match read_success(store, &location).await.map_err(|e| BuildError::Internal(e.to_string()))? {
+        Some(_) => already_built(store, &location, &request.config).await?,
+        None => build_new(&request, snapshot, store, reporter).await?,
+    };
+    summary.store = store.display.clone();
+    if request.promote {
+        let policy = PromotePolicy {
+            force: request.force,
+            max_shrink_ratio: request.config.promote.max_shrink_ratio,
+        };
+        summary.promotion = Some(promote(store, &commit, policy).await?);
+    }
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+async fn open_source(request: &BuildRequest) -> Result<Snapshot, BuildError> {
+    let spec = request.source.clone();
+    let reference = request.reference.clone();
+    let cache = PathBuf::from(&request.config.source.cache_dir);
+    let branch = request.config.source.branch.clone();
+    tokio::task::spawn_blocking(move || source::open(&spec, reference.as_deref(), &cache, &branch))
+        .await
+        .map_err(|e| BuildError::Internal(e.to_string()))?
+        .map_err(BuildError::from)
+}
+
+async fn already_built(store: &Store, location: &ArtifactLocation, config: &Config) -> Result<BuildSummary, BuildError> {
+    let artifact = read_artifact(store, location)
+        .await
+        .map_err(|e| BuildError::Promote(PromoteError::Read(e)))?;
+    let manifest = artifact.manifest;
+    if manifest.config_digest != config.digest() {
+        eprintln!(
+            "warning: {location} was built with another configuration (digest {}); commit artifacts are immutable, so it is kept",
+            &manifest.config_digest[..12.min(manifest.config_digest.len())]
+        );
+    }
+    Ok(BuildSummary {
+        commit: manifest.source_commit,
+        status: BuildStatus::AlreadyBuilt,
+        skills: manifest.skill_count,
+        documents: manifest.document_count,
+        skipped: manifest.skipped.len(),
+        warnings: manifest.warnings.len(),
+        promotion: None,
+        store: String::new(),
+        seconds: 0.0,
+    })
+}
+
+async fn build_new(
+    request: &BuildRequest,
+    snapshot: Snapshot,
+    store: &Store,
+    reporter: &Reporter,
+) -> Result<BuildSummary, BuildError> {
+    let config = request.config.clone();
+    let reporter_copy = *reporter;
+    let assembled = tokio::task::spawn_blocking(move || parse_snapshot(&config, &snapshot, &reporter_copy))
+        .await
+        .map_err(|e| BuildError::Internal(e.to_string()))??;
+    report_findings(reporter, &assembled);
+    enforce_strict(&request.strict, &assembled)?;
+
+    let manifest = &assembled.files.manifest;
+    let (commit, skills, documents) = (manifest.source_commit.clone(), manifest.skill_count, manifest.document_count);
+    let sealed = assembled.files.clone().seal();
+    let outcome = write_commit(store, &sealed).await?;
+    let status = match outcome {
+        WriteOutcome::Written => BuildStatus::Built,
+        WriteOutcome::AlreadyComplete => BuildStatus::AlreadyBuilt,
+    };
+    Ok(BuildSummary {
+        commit,
+        status,
+        skills,
+        documents,
+        skipped: assembled.skipped.len(),
+        warnings: assembled.warnings.len(),
+        promotion: None,
+        store: String::new(),
+        seconds: 0.0,
+    })
+}
+
+/// Walk, parse, chunk, validate and assemble: the CPU-bound middle.
+fn parse_snapshot(config: &Config, snapshot: &Snapshot, reporter: &Reporter) -> Result<Assembled, BuildError> {
+    let entries = snapshot.list()?;
+    let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
+    let skills = skill_entries(&entries, &rules);
+    reporter.info(format!("found {} skill files in {} entries", skills.len(), entries.len()));
+
+    let (marketplace, marketplace_findings) = read_marketplace(config, snapshot, &entries);
+    let bar = reporter.progress(skills.len() as u64, "parsing");
+    let extracted = extract(snapshot, &skills, &config.parse_options(), &|| bar.inc(1));
+    bar.finish_and_clear();
+
+    let version = VersionInfo {
+        commit: snapshot.version.id.clone(),
+        commit_time: rfc3339(snapshot.version.time),
+        branch: snapshot.version.branch.clone(),
+    };
+    let generated_at = rfc3339(now_seconds());
+    Ok(assemble(config, &version, &marketplace, marketplace_findings, &extracted, &generated_at)?)
+}
+
+fn read_marketplace(
+    config: &Config,
+    snapshot: &Snapshot,
+    entries: &[source::Entry],
+) -> (Marketplace, Vec<(String, Finding)>) {
+    let path = &config.walk.marketplace;
+    let Some(entry) = entries.iter().find(|e| &e.path == path) else {
+        return (Marketplace::default(), Vec::new());
+    };
+    let result = snapshot
+        .reader()
+        .read(entry)
+        .map_err(|e| (1, e.to_string()))
+        .and_then(|bytes| parse_marketplace(&bytes));
+    match result {
+        Ok(marketplace) => (marketplace, Vec::new()),
+        Err((line, message)) => (
+            Marketplace::default(),
+            vec![(
+                path.clone(),
+                Finding::at(WarningClass::MarketplaceInvalid, line, format!("ignored: {message}")),
+            )],
+        ),
+    }
+}
+
+fn report_findings(reporter: &Reporter, assembled: &Assembled) {
+    for skip in &assembled.skipped {
+        eprintln!("skipped: {}: {}: {}", skip.path, skip.class, skip.reason);
+    }
+    reporter.warnings(assembled.warnings.iter().map(|(path, f)| {
+        let place = match f.line {
+            Some(line) => format!("{path}:{line}"),
+            None => path.clone(),
+        };
+        (place, f.class.as_str(), f.message.clone())
+    }));
+}
+
+fn enforce_strict(policy: &StrictPolicy, assembled: &Assembled) -> Result<(), BuildError> {
+    let skips = if policy.skips { assembled.skipped.len() } else { 0 };
+    let failing: Vec<&str> = assembled
+        .warnings
+        .iter()
+        .filter(|(_, f)| policy.fails_on(f.class))
+        .map(|(path, _)| path.as_str())
+        .collect();
+    if skips + failing.len() == 0 {
+        return Ok(());
+    }
+    Err(BuildError::Validation(format!(
+        "--strict: {skips} skipped file(s) and {} warning(s) of the named classes; nothing was written",
+        failing.len()
+    )))
+}
+
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}

@@ -1,0 +1,42 @@
+//! The verify command: re-read an artifact and check it against its
+//! `_SUCCESS` and the contract.
+
+use agentfinder_skills_reader::artifact::{check_documents, read_artifact, DocumentStats, ReadError};
+use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
+use agentfinder_skills_reader::store::Store;
+
+/// What a successful verification found.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// The commit the artifact was built from.
+    pub commit: String,
+    /// Documents and skills counted.
+    pub stats: DocumentStats,
+}
+
+/// Checks digests, schema, manifest, every document and the catalog.
+pub async fn verify(store: &Store, location: &ArtifactLocation) -> Result<Verified, ReadError> {
+    let artifact = read_artifact(store, location).await?;
+    let stats = check_documents(&artifact)?;
+    let catalog: serde_json::Value = serde_json::from_slice(&artifact.files[CATALOG_FILE]).map_err(|e| {
+        ReadError::Invalid {
+            location: location.to_string(),
+            file: CATALOG_FILE.to_string(),
+            line: Some(e.line()),
+            message: e.to_string(),
+        }
+    })?;
+    let entries = catalog["entries"].as_array().map_or(0, Vec::len) as u64;
+    if entries != stats.skills {
+        return Err(ReadError::Invalid {
+            location: location.to_string(),
+            file: CATALOG_FILE.to_string(),
+            line: None,
+            message: format!("{entries} entries for {} skills", stats.skills),
+        });
+    }
+    Ok(Verified {
+        commit: artifact.manifest.source_commit,
+        stats,
+    })
+}

@@ -1,0 +1,156 @@
+//! Write stage: `commits/<commit>/` in the artifact store.
+//!
+//! The data files go first, `_SUCCESS` last and create-only: it names every
+//! file's sha256 and size, so a directory without it is incomplete and one
+//! with it is complete and immutable. When two builders race on one commit,
+//! exactly one `_SUCCESS` is created; the loser reports the commit as
+//! already built.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+
+use agentfinder_skills_reader::artifact::digest_of;
+use agentfinder_skills_reader::contract::{
+    ArtifactLocation, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, MANIFEST_FILE,
+    SCHEMA_VERSION, SUCCESS_FILE,
+};
+use agentfinder_skills_reader::store::{redact_text, Store};
+
+use crate::failpoint::failpoint;
+
+/// A store write failed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {path} to {store}: {message}")]
+pub struct WriteError {
+    /// The store, redacted.
+    pub store: String,
+    /// The object.
+    pub path: String,
+    /// Why, redacted.
+    pub message: String,
+    /// The write was create-only and an object was already there.
+    pub already_exists: bool,
+}
+
+/// The files of one artifact, before they are written.
+#[derive(Debug, Clone)]
+pub struct ArtifactFiles {
+    /// `hf-skills.ndjson`.
+    pub documents: Bytes,
+    /// `ai-catalog.json`.
+    pub catalog: Bytes,
+    /// The manifest; its `files` are filled in by [`ArtifactFiles::seal`].
+    pub manifest: Manifest,
+}
+
+/// Serialised files and the marker that vouches for them.
+#[derive(Debug, Clone)]
+pub struct SealedArtifact {
+    /// (file name, bytes) in write order.
+    pub files: Vec<(&'static str, Bytes)>,
+    /// `_SUCCESS`.
+    pub success: SuccessMarker,
+}
+
+impl ArtifactFiles {
+    /// Computes digests, records them in the manifest and in `_SUCCESS`.
+    pub fn seal(mut self) -> SealedArtifact {
+        let mut digests = BTreeMap::new();
+        digests.insert(DOCUMENTS_FILE.to_string(), digest_of(&self.documents));
+        digests.insert(CATALOG_FILE.to_string(), digest_of(&self.catalog));
+        self.manifest.files = digests.clone();
+        let mut manifest = serde_json::to_vec_pretty(&self.manifest).unwrap_or_default();
+        manifest.push(b'\n');
+        let manifest = Bytes::from(manifest);
+        digests.insert(MANIFEST_FILE.to_string(), digest_of(&manifest));
+        SealedArtifact {
+            files: vec![
+                (DOCUMENTS_FILE, self.documents),
+                (CATALOG_FILE, self.catalog),
+                (MANIFEST_FILE, manifest),
+            ],
+            success: SuccessMarker {
+                schema_version: SCHEMA_VERSION,
+                commit: self.manifest.source_commit.clone(),
+                generated_at: self.manifest.generated_at.clone(),
+                files: digests,
+            },
+        }
+    }
+}
+
+/// What [`write_commit`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// This run wrote the artifact.
+    Written,
+    /// Another builder completed the same commit first; theirs stands.
+    AlreadyComplete,
+}
+
+/// Writes `artifact` to `commits/<commit>/`, `_SUCCESS` last and create-only.
+pub async fn write_commit(store: &Store, artifact: &SealedArtifact) -> Result<WriteOutcome, WriteError> {
+    let location = ArtifactLocation::Commit(artifact.success.commit.clone());
+    for (name, bytes) in &artifact.files {
+        put(store, &location, name, bytes.clone(), PutMode::Overwrite).await?;
+        failpoint(&format!("commit-after-{name}"));
+    }
+    let marker = success_bytes(&artifact.success);
+    match put(store, &location, SUCCESS_FILE, marker, PutMode::Create).await {
+        Ok(()) => {
+            failpoint("commit-after-success");
+            Ok(WriteOutcome::Written)
+        }
+        Err(e) if e.already_exists => Ok(WriteOutcome::AlreadyComplete),
+        Err(e) => Err(e),
+    }
+}
+
+/// Serialises a `_SUCCESS` marker.
+pub fn success_bytes(marker: &SuccessMarker) -> Bytes {
+    let mut bytes = serde_json::to_vec_pretty(marker).unwrap_or_default();
+    bytes.push(b'\n');
+    Bytes::from(bytes)
+}
+
+/// Puts one file of `location`.
+pub async fn put(
+    store: &Store,
+    location: &ArtifactLocation,
+    name: &str,
+    bytes: Bytes,
+    mode: PutMode,
+) -> Result<(), WriteError> {
+    let path = location.file(name);
+    let options = PutOptions {
+        mode,
+        ..Default::default()
+    };
+    store
+        .inner
+        .put_opts(&path, PutPayload::from(bytes), options)
+        .await
+        .map(|_| ())
+        .map_err(|e| WriteError {
+            store: store.display.clone(),
+            path: path.to_string(),
+            already_exists: matches!(e, object_store::Error::AlreadyExists { .. }),
+            message: redact_text(&e.to_string()),
+        })
+}
+
+/// Deletes one file of `location`; a missing file is fine.
+pub async fn delete(store: &Store, location: &ArtifactLocation, name: &str) -> Result<(), WriteError> {
+    let path = location.file(name);
+    match store.inner.delete(&path).await {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(WriteError {
+            store: store.display.clone(),
+            path: path.to_string(),
+            message: redact_text(&e.to_string()),
+            already_exists: false,
+        }),
+    }
+}

@@ -1,0 +1,97 @@
+//! Helpers for end-to-end tests: real git repositories in temp dirs, and the
+//! real binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A git repository in a temp dir, built with the `git` command.
+pub struct GitRepo {
+    pub dir: tempfile::TempDir,
+    commits: u32,
+}
+
+impl GitRepo {
+    pub fn new() -> Self {
+        let repo = Self {
+            dir: tempfile::tempdir().unwrap(),
+            commits: 0,
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let date = format!("2026-01-{:02}T10:00:00Z", self.commits + 1);
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.org")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.org")
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    pub fn write(&self, path: &str, content: impl AsRef<[u8]>) {
+        let full = self.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+    }
+
+    pub fn remove(&self, path: &str) {
+        std::fs::remove_file(self.path().join(path)).unwrap();
+    }
+
+    /// Commits everything; returns the commit id.
+    pub fn commit(&mut self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+        self.commits += 1;
+        self.git(&["rev-parse", "HEAD"])
+    }
+}
+
+pub fn skill(name: &str, description: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n{body}")
+}
+
+/// Runs the binary in `cwd` (no pipeline.toml there, so defaults apply).
+pub fn run(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("AGENTFINDER_FAILPOINT")
+        .output()
+        .unwrap()
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn read_json(path: PathBuf) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+pub fn documents(path: PathBuf) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
