@@ -85,10 +85,22 @@ pub fn assemble(
             }
         };
         let folder = skill_folder(&item.path, repo_name);
-        warnings.extend(parsed.findings.iter().map(|f| (item.path.clone(), f.clone())));
-        let checks = check_skill(folder, parsed.text_field("name"), parsed.text_field("description"));
+        warnings.extend(
+            parsed
+                .findings
+                .iter()
+                .map(|f| (item.path.clone(), f.clone())),
+        );
+        let checks = check_skill(
+            folder,
+            parsed.text_field("name"),
+            parsed.text_field("description"),
+        );
         warnings.extend(checks.into_iter().map(|f| (item.path.clone(), f)));
-        names.push((item.path.as_str(), parsed.text_field("name").unwrap_or(folder)));
+        names.push((
+            item.path.as_str(),
+            parsed.text_field("name").unwrap_or(folder),
+        ));
 
         let docs = skill_documents(
             &ctx,
@@ -117,7 +129,8 @@ pub fn assemble(
     warnings.extend(duplicate_names(names));
     warnings.sort_by(|a, b| (&a.0, a.1.line).cmp(&(&b.0, b.1.line)));
 
-    let mut catalog_bytes = serde_json::to_vec_pretty(&catalog(&ctx, &host, entries)).unwrap_or_default();
+    let mut catalog_bytes =
+        serde_json::to_vec_pretty(&catalog(&ctx, &host, entries)).unwrap_or_default();
     catalog_bytes.push(b'\n');
     let manifest = Manifest {
         schema_version: SCHEMA_VERSION,

@@ -118,14 +118,24 @@ impl From<DocumentError> for BuildError {
 }
 
 /// Runs a build into `store`.
-pub async fn build(request: BuildRequest, store: &Store, reporter: &Reporter) -> Result<BuildSummary, BuildError> {
+pub async fn build(
+    request: BuildRequest,
+    store: &Store,
+    reporter: &Reporter,
+) -> Result<BuildSummary, BuildError> {
     let started = Instant::now();
     let snapshot = open_source(&request).await?;
     let commit = snapshot.version.id.clone();
-    reporter.info(format!("source {} at {commit} ({})", snapshot.display, snapshot.version.branch));
+    reporter.info(format!(
+        "source {} at {commit} ({})",
+        snapshot.display, snapshot.version.branch
+    ));
 
     let location = ArtifactLocation::Commit(commit.clone());
-    let mut summary = match read_success(store, &location).await.map_err(|e| BuildError::Internal(e.to_string()))? {
+    let mut summary = match read_success(store, &location)
+        .await
+        .map_err(|e| BuildError::Internal(e.to_string()))?
+    {
         Some(_) => already_built(store, &location, &request.config).await?,
         None => build_new(&request, snapshot, store, reporter).await?,
     };
@@ -152,7 +162,11 @@ async fn open_source(request: &BuildRequest) -> Result<Snapshot, BuildError> {
         .map_err(BuildError::from)
 }
 
-async fn already_built(store: &Store, location: &ArtifactLocation, config: &Config) -> Result<BuildSummary, BuildError> {
+async fn already_built(
+    store: &Store,
+    location: &ArtifactLocation,
+    config: &Config,
+) -> Result<BuildSummary, BuildError> {
     let artifact = read_artifact(store, location)
         .await
         .map_err(|e| BuildError::Promote(PromoteError::Read(e)))?;
@@ -184,14 +198,19 @@ async fn build_new(
 ) -> Result<BuildSummary, BuildError> {
     let config = request.config.clone();
     let reporter_copy = *reporter;
-    let assembled = tokio::task::spawn_blocking(move || parse_snapshot(&config, &snapshot, &reporter_copy))
-        .await
-        .map_err(|e| BuildError::Internal(e.to_string()))??;
+    let assembled =
+        tokio::task::spawn_blocking(move || parse_snapshot(&config, &snapshot, &reporter_copy))
+            .await
+            .map_err(|e| BuildError::Internal(e.to_string()))??;
     report_findings(reporter, &assembled);
     enforce_strict(&request.strict, &assembled)?;
 
     let manifest = &assembled.files.manifest;
-    let (commit, skills, documents) = (manifest.source_commit.clone(), manifest.skill_count, manifest.document_count);
+    let (commit, skills, documents) = (
+        manifest.source_commit.clone(),
+        manifest.skill_count,
+        manifest.document_count,
+    );
     let sealed = assembled.files.clone().seal();
     let outcome = write_commit(store, &sealed).await?;
     let status = match outcome {
@@ -212,11 +231,19 @@ async fn build_new(
 }
 
 /// Walk, parse, chunk, validate and assemble: the CPU-bound middle.
-fn parse_snapshot(config: &Config, snapshot: &Snapshot, reporter: &Reporter) -> Result<Assembled, BuildError> {
+fn parse_snapshot(
+    config: &Config,
+    snapshot: &Snapshot,
+    reporter: &Reporter,
+) -> Result<Assembled, BuildError> {
     let entries = snapshot.list()?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let skills = skill_entries(&entries, &rules);
-    reporter.info(format!("found {} skill files in {} entries", skills.len(), entries.len()));
+    reporter.info(format!(
+        "found {} skill files in {} entries",
+        skills.len(),
+        entries.len()
+    ));
 
     let (marketplace, marketplace_findings) = read_marketplace(config, snapshot, &entries);
     let bar = reporter.progress(skills.len() as u64, "parsing");
@@ -229,7 +256,14 @@ fn parse_snapshot(config: &Config, snapshot: &Snapshot, reporter: &Reporter) -> 
         branch: snapshot.version.branch.clone(),
     };
     let generated_at = rfc3339(now_seconds());
-    Ok(assemble(config, &version, &marketplace, marketplace_findings, &extracted, &generated_at)?)
+    Ok(assemble(
+        config,
+        &version,
+        &marketplace,
+        marketplace_findings,
+        &extracted,
+        &generated_at,
+    )?)
 }
 
 fn read_marketplace(
@@ -252,7 +286,11 @@ fn read_marketplace(
             Marketplace::default(),
             vec![(
                 path.clone(),
-                Finding::at(WarningClass::MarketplaceInvalid, line, format!("ignored: {message}")),
+                Finding::at(
+                    WarningClass::MarketplaceInvalid,
+                    line,
+                    format!("ignored: {message}"),
+                ),
             )],
         ),
     }
@@ -272,7 +310,11 @@ fn report_findings(reporter: &Reporter, assembled: &Assembled) {
 }
 
 fn enforce_strict(policy: &StrictPolicy, assembled: &Assembled) -> Result<(), BuildError> {
-    let skips = if policy.skips { assembled.skipped.len() } else { 0 };
+    let skips = if policy.skips {
+        assembled.skipped.len()
+    } else {
+        0
+    };
     let failing: Vec<&str> = assembled
         .warnings
         .iter()

@@ -258,7 +258,10 @@ impl Config {
             })
         };
         if self.chunk.max_chars < 100 {
-            return invalid(format!("chunk.max_chars = {} is below 100", self.chunk.max_chars));
+            return invalid(format!(
+                "chunk.max_chars = {} is below 100",
+                self.chunk.max_chars
+            ));
         }
         if self.chunk.overlap_chars * 2 > self.chunk.max_chars {
             return invalid(format!(
@@ -344,7 +347,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_ranges_are_errors_naming_the_file() {
-        let err = Config::from_toml("[chunk]\nmax_char = 5\n", "p.toml").unwrap_err().to_string();
+        let err = Config::from_toml("[chunk]\nmax_char = 5\n", "p.toml")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("p.toml") && err.contains("max_char"), "{err}");
         let err = Config::from_toml("[chunk]\nmax_chars = 1000\noverlap_chars = 900\n", "p.toml")
             .unwrap_err()

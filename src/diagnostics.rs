@@ -167,12 +167,18 @@ impl fmt::Display for Unusable {
         match self {
             Self::Empty => f.write_str("file is empty"),
             Self::TooLarge { size, cap } => {
-                write!(f, "file is {size} bytes, over the {cap}-byte cap (max_file_bytes)")
+                write!(
+                    f,
+                    "file is {size} bytes, over the {cap}-byte cap (max_file_bytes)"
+                )
             }
             Self::NotUtf8 { line } => write!(f, "line {line}: not valid UTF-8"),
             Self::NulByte { line } => write!(f, "line {line}: contains a NUL byte (binary file?)"),
             Self::Symlink { target } => {
-                write!(f, "symlink to `{target}`, which is not a SKILL.md inside the tree")
+                write!(
+                    f,
+                    "symlink to `{target}`, which is not a SKILL.md inside the tree"
+                )
             }
             Self::PathNotUtf8 => f.write_str("path is not valid UTF-8"),
             Self::Unreadable { reason } => write!(f, "cannot read: {reason}"),

@@ -90,7 +90,10 @@ pub struct SkillInput<'a> {
 pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Document> {
     let parsed = input.parsed;
     let skill_name = parsed.text_field("name").unwrap_or(input.skill).to_string();
-    let description = parsed.text_field("description").unwrap_or_default().to_string();
+    let description = parsed
+        .text_field("description")
+        .unwrap_or_default()
+        .to_string();
     let marketplace_description = input
         .marketplace_description
         .map(str::to_string)
@@ -134,7 +137,11 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
     };
 
     let mut documents = Vec::with_capacity(parsed.chunks.len() + 1);
-    let content = if description.is_empty() { skill_name.clone() } else { description.clone() };
+    let content = if description.is_empty() {
+        skill_name.clone()
+    } else {
+        description.clone()
+    };
     documents.push(Document {
         id: document_id(&ctx.repo, input.path, KIND_SKILL, 0, 0),
         text: join_nonempty(&[&skill_name, &description, input.path]),
@@ -142,16 +149,32 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         ..base.clone()
     });
     for chunk in &parsed.chunks {
-        let title = chunk.heading.clone().filter(|t| !t.is_empty()).unwrap_or_else(|| skill_name.clone());
+        let title = chunk
+            .heading
+            .clone()
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| skill_name.clone());
         let heading_text = chunk.heading_path.join(" > ");
         documents.push(Document {
-            id: document_id(&ctx.repo, input.path, KIND_SECTION, chunk.ordinal, chunk.part),
+            id: document_id(
+                &ctx.repo,
+                input.path,
+                KIND_SECTION,
+                chunk.ordinal,
+                chunk.part,
+            ),
             url: match &chunk.anchor {
                 Some(anchor) if !anchor.is_empty() => format!("{url}#{}", encode_path(anchor)),
                 _ => url.clone(),
             },
             kind: KIND_SECTION.to_string(),
-            text: join_nonempty(&[&skill_name, input.path, &heading_text, &title, &chunk.content]),
+            text: join_nonempty(&[
+                &skill_name,
+                input.path,
+                &heading_text,
+                &title,
+                &chunk.content,
+            ]),
             title,
             heading_path: chunk.heading_path.clone(),
             content: chunk.content.clone(),
@@ -178,7 +201,10 @@ pub fn document_id(repo: &str, path: &str, kind: &str, ordinal: u32, part: u32) 
     let hash = hex::encode(&hasher.finalize()[..6]);
     let mut slug = String::with_capacity(200);
     let mut dash = false;
-    for c in format!("{repo}-{path}").chars().flat_map(char::to_lowercase) {
+    for c in format!("{repo}-{path}")
+        .chars()
+        .flat_map(char::to_lowercase)
+    {
         if slug.len() >= 200 {
             break;
         }
@@ -206,7 +232,12 @@ fn encode_path(path: &str) -> String {
 }
 
 fn join_nonempty(values: &[&str]) -> String {
-    values.iter().filter(|v| !v.is_empty()).copied().collect::<Vec<_>>().join("\n")
+    values
+        .iter()
+        .filter(|v| !v.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
@@ -231,9 +262,18 @@ mod tests {
         let a = document_id("o/r", "skills/a_b/SKILL.md", KIND_SECTION, 1, 0);
         let b = document_id("o/r", "skills/a-b/SKILL.md", KIND_SECTION, 1, 0);
         assert_ne!(a, b);
-        assert_eq!(a, document_id("o/r", "skills/a_b/SKILL.md", KIND_SECTION, 1, 0));
+        assert_eq!(
+            a,
+            document_id("o/r", "skills/a_b/SKILL.md", KIND_SECTION, 1, 0)
+        );
         assert!(a.starts_with("o-r-skills-a-b-skill-md-001-000-"), "{a}");
-        let long = document_id("o/r", &format!("{}/SKILL.md", "ü/".repeat(500)), KIND_SKILL, 0, 0);
+        let long = document_id(
+            "o/r",
+            &format!("{}/SKILL.md", "ü/".repeat(500)),
+            KIND_SKILL,
+            0,
+            0,
+        );
         assert!(is_valid_document_id(&long) && long.len() < 260, "{long}");
         assert_ne!(
             document_id("o/r", "p", KIND_SKILL, 0, 0),
@@ -279,9 +319,18 @@ mod tests {
         let usage = &docs[2];
         assert_eq!(usage.title, "Usage Notes");
         assert_eq!(usage.heading_path, ["Usage Notes"]);
-        assert!(usage.url.ends_with("/SKILL.md#usage-notes"), "{}", usage.url);
-        assert_eq!(usage.text, "pdf\nskills/my pdf/SKILL.md\nUsage Notes\nUsage Notes\n# Usage Notes\n\nRun it.");
+        assert!(
+            usage.url.ends_with("/SKILL.md#usage-notes"),
+            "{}",
+            usage.url
+        );
+        assert_eq!(
+            usage.text,
+            "pdf\nskills/my pdf/SKILL.md\nUsage Notes\nUsage Notes\n# Usage Notes\n\nRun it."
+        );
         assert_eq!((usage.line_start, usage.line_end), (8, 10));
-        assert!(docs.iter().all(|d| d.content_sha == parsed.content_sha && d.commit == commit));
+        assert!(docs
+            .iter()
+            .all(|d| d.content_sha == parsed.content_sha && d.commit == commit));
     }
 }

@@ -69,8 +69,10 @@ fn extract_one(
         EntryKind::File => parse_skill(&read(entry)?, options),
         EntryKind::Symlink => {
             let target = String::from_utf8_lossy(&read(entry)?).into_owned();
-            let resolved = resolve_symlink(&entry.path, &target, skill_paths)
-                .ok_or(Unusable::Symlink { target: target.clone() })?;
+            let resolved =
+                resolve_symlink(&entry.path, &target, skill_paths).ok_or(Unusable::Symlink {
+                    target: target.clone(),
+                })?;
             let target_entry = skills
                 .iter()
                 .find(|e| e.path == resolved)

@@ -28,7 +28,11 @@ mod exit {
 }
 
 #[derive(Parser)]
-#[command(name = "agentfinder-skills", version, about = "Turns repositories of agent skills (SKILL.md) into versioned search artifacts.")]
+#[command(
+    name = "agentfinder-skills",
+    version,
+    about = "Turns repositories of agent skills (SKILL.md) into versioned search artifacts."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -153,11 +157,16 @@ impl From<anyhow::Error> for Failure {
 fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
     let config = match &common.config {
         Some(path) => Config::load(path),
-        None if std::path::Path::new("pipeline.toml").exists() => Config::load("pipeline.toml".as_ref()),
+        None if std::path::Path::new("pipeline.toml").exists() => {
+            Config::load("pipeline.toml".as_ref())
+        }
         None => Ok(Config::default()),
     }
     .context("configuration")?;
-    let store_spec = common.store.clone().unwrap_or_else(|| config.output.store.clone());
+    let store_spec = common
+        .store
+        .clone()
+        .unwrap_or_else(|| config.output.store.clone());
     let store = Store::open(&store_spec).map_err(|e| Failure::new(exit::STORAGE, e))?;
     let reporter = Reporter {
         quiet: common.quiet,
@@ -175,7 +184,8 @@ async fn run_build(args: BuildArgs) -> Result<(), Failure> {
         .context("no source: pass --source URL|PATH or set [source].location in pipeline.toml")?;
     let strict = match &args.strict {
         None => StrictPolicy::off(),
-        Some(names) => StrictPolicy::named(&[names.clone()]).map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?,
+        Some(names) => StrictPolicy::named(std::slice::from_ref(names))
+            .map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?,
     };
     let request = BuildRequest {
         config,
@@ -231,7 +241,10 @@ async fn run_promote(args: PromoteArgs) -> Result<(), Failure> {
         Promotion::AlreadyLatest => "already-latest",
         Promotion::Promoted { .. } => "promoted",
     };
-    println!("promote: commit={} latest={what} store={}", args.commit, store.display);
+    println!(
+        "promote: commit={} latest={what} store={}",
+        args.commit, store.display
+    );
     Ok(())
 }
 

@@ -10,7 +10,9 @@
 use object_store::PutMode;
 
 use agentfinder_skills_reader::artifact::{get_optional, read_artifact, ReadError};
-use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest, MANIFEST_FILE, SUCCESS_FILE};
+use agentfinder_skills_reader::contract::{
+    ArtifactLocation, Manifest, MANIFEST_FILE, SUCCESS_FILE,
+};
 use agentfinder_skills_reader::store::Store;
 
 use crate::failpoint::failpoint;
@@ -75,7 +77,11 @@ pub enum PromoteError {
 }
 
 /// Promotes `commits/<commit>/` to `latest/`.
-pub async fn promote(store: &Store, commit: &str, policy: PromotePolicy) -> Result<Promotion, PromoteError> {
+pub async fn promote(
+    store: &Store,
+    commit: &str,
+    policy: PromotePolicy,
+) -> Result<Promotion, PromoteError> {
     let source = read_artifact(store, &ArtifactLocation::Commit(commit.to_string())).await?;
     let latest = ArtifactLocation::Latest;
     let current_marker = get_optional(store, &latest.file(SUCCESS_FILE)).await?;
@@ -97,14 +103,25 @@ pub async fn promote(store: &Store, commit: &str, policy: PromotePolicy) -> Resu
         put(store, &latest, name, bytes.clone(), PutMode::Overwrite).await?;
         failpoint(&format!("promote-after-{name}"));
     }
-    put(store, &latest, SUCCESS_FILE, success_bytes(&source.success), PutMode::Overwrite).await?;
+    put(
+        store,
+        &latest,
+        SUCCESS_FILE,
+        success_bytes(&source.success),
+        PutMode::Overwrite,
+    )
+    .await?;
     Ok(Promotion::Promoted {
         previous: current.map(|m| m.source_commit),
     })
 }
 
 /// The age and shrink checks of `new` against `current`.
-pub fn check(new: &Manifest, current: &Manifest, max_shrink_ratio: f64) -> Result<(), PromoteError> {
+pub fn check(
+    new: &Manifest,
+    current: &Manifest,
+    max_shrink_ratio: f64,
+) -> Result<(), PromoteError> {
     if new.source_commit == current.source_commit {
         return Ok(());
     }

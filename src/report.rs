@@ -28,7 +28,11 @@ impl Reporter {
     /// Per-file warnings, as `path:line: class: message`.
     pub fn warnings<'a>(&self, items: impl IntoIterator<Item = (String, &'a str, String)>) {
         let items: Vec<_> = items.into_iter().collect();
-        let limit = if self.verbose { usize::MAX } else { WARNINGS_SHOWN };
+        let limit = if self.verbose {
+            usize::MAX
+        } else {
+            WARNINGS_SHOWN
+        };
         for (place, class, message) in items.iter().take(limit) {
             eprintln!("warning: {place}: {class}: {message}");
         }

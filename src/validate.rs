@@ -56,14 +56,18 @@ pub fn check_skill(folder: &str, name: Option<&str>, description: Option<&str>) 
 /// or doubled hyphen.
 pub fn is_valid_name(name: &str) -> bool {
     (1..=MAX_NAME_CHARS).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !name.starts_with('-')
         && !name.ends_with('-')
         && !name.contains("--")
 }
 
 /// Warnings for every skill whose name another skill also has, by path.
-pub fn duplicate_names<'a>(skills: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<(String, Finding)> {
+pub fn duplicate_names<'a>(
+    skills: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(String, Finding)> {
     let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (path, name) in skills {
         by_name.entry(name).or_default().push(path);
@@ -76,7 +80,10 @@ pub fn duplicate_names<'a>(skills: impl IntoIterator<Item = (&'a str, &'a str)>)
                 path.to_string(),
                 Finding::file(
                     WarningClass::DuplicateName,
-                    format!("name `{name}` is also used by {}; both are kept", others.join(", ")),
+                    format!(
+                        "name `{name}` is also used by {}; both are kept",
+                        others.join(", ")
+                    ),
                 ),
             ));
         }
@@ -149,17 +156,28 @@ impl StrictPolicy {
     /// `--strict=a,b`: every skip, and warnings of the named classes.
     pub fn named(names: &[String]) -> Result<Self, String> {
         let mut classes = HashSet::new();
-        for name in names.iter().flat_map(|n| n.split(',')).map(str::trim).filter(|n| !n.is_empty()) {
+        for name in names
+            .iter()
+            .flat_map(|n| n.split(','))
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
             if name == "all" {
                 return Ok(Self::all());
             }
             let class = WarningClass::parse(name).ok_or_else(|| {
                 let known: Vec<&str> = WarningClass::ALL.iter().map(|c| c.as_str()).collect();
-                format!("unknown warning class `{name}` (known: all, {})", known.join(", "))
+                format!(
+                    "unknown warning class `{name}` (known: all, {})",
+                    known.join(", ")
+                )
             })?;
             classes.insert(class);
         }
-        Ok(Self { skips: true, classes })
+        Ok(Self {
+            skips: true,
+            classes,
+        })
     }
 
     /// Whether a warning of `class` fails the build.
@@ -177,7 +195,17 @@ mod tests {
         for ok in ["pdf", "a1-b2", &"a".repeat(64)] {
             assert!(is_valid_name(ok), "{ok}");
         }
-        for bad in ["", "PDF", "a_b", "-a", "a-", "a--b", "a b", &"a".repeat(65), "é"] {
+        for bad in [
+            "",
+            "PDF",
+            "a_b",
+            "-a",
+            "a-",
+            "a--b",
+            "a b",
+            &"a".repeat(65),
+            "é",
+        ] {
             assert!(!is_valid_name(bad), "{bad}");
         }
     }
@@ -188,15 +216,26 @@ mod tests {
         assert!(check_skill("pdf", Some("pdf"), Some("Reads PDFs")).is_empty());
         assert_eq!(
             classes(check_skill("pdf", Some("PDF Tool"), None)),
-            [WarningClass::NameInvalid, WarningClass::NameMismatch, WarningClass::DescriptionMissing]
+            [
+                WarningClass::NameInvalid,
+                WarningClass::NameMismatch,
+                WarningClass::DescriptionMissing
+            ]
         );
         let long = "x".repeat(1025);
-        assert_eq!(classes(check_skill("a", None, Some(&long))), [WarningClass::DescriptionTooLong]);
+        assert_eq!(
+            classes(check_skill("a", None, Some(&long))),
+            [WarningClass::DescriptionTooLong]
+        );
     }
 
     #[test]
     fn duplicate_names_warn_on_every_holder() {
-        let found = duplicate_names([("a/x/SKILL.md", "x"), ("b/x/SKILL.md", "x"), ("c/SKILL.md", "c")]);
+        let found = duplicate_names([
+            ("a/x/SKILL.md", "x"),
+            ("b/x/SKILL.md", "x"),
+            ("c/SKILL.md", "c"),
+        ]);
         assert_eq!(found.len(), 2);
         assert!(found[0].1.message.contains("b/x/SKILL.md"));
         assert_eq!(found[1].0, "b/x/SKILL.md");
@@ -205,8 +244,14 @@ mod tests {
     #[test]
     fn strict_policy_parses_names() {
         let p = StrictPolicy::named(&["name-invalid,duplicate-name".into()]).unwrap();
-        assert!(p.skips && p.fails_on(WarningClass::NameInvalid) && !p.fails_on(WarningClass::NameMismatch));
-        assert!(StrictPolicy::named(&["bogus".into()]).unwrap_err().contains("bogus"));
+        assert!(
+            p.skips
+                && p.fails_on(WarningClass::NameInvalid)
+                && !p.fails_on(WarningClass::NameMismatch)
+        );
+        assert!(StrictPolicy::named(&["bogus".into()])
+            .unwrap_err()
+            .contains("bogus"));
         assert!(StrictPolicy::all().fails_on(WarningClass::SymlinkAlias));
     }
 }

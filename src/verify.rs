@@ -1,7 +1,9 @@
 //! The verify command: re-read an artifact and check it against its
 //! `_SUCCESS` and the contract.
 
-use agentfinder_skills_reader::artifact::{check_documents, read_artifact, DocumentStats, ReadError};
+use agentfinder_skills_reader::artifact::{
+    check_documents, read_artifact, DocumentStats, ReadError,
+};
 use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
 use agentfinder_skills_reader::store::Store;
 
@@ -18,14 +20,13 @@ pub struct Verified {
 pub async fn verify(store: &Store, location: &ArtifactLocation) -> Result<Verified, ReadError> {
     let artifact = read_artifact(store, location).await?;
     let stats = check_documents(&artifact)?;
-    let catalog: serde_json::Value = serde_json::from_slice(&artifact.files[CATALOG_FILE]).map_err(|e| {
-        ReadError::Invalid {
+    let catalog: serde_json::Value = serde_json::from_slice(&artifact.files[CATALOG_FILE])
+        .map_err(|e| ReadError::Invalid {
             location: location.to_string(),
             file: CATALOG_FILE.to_string(),
             line: Some(e.line()),
             message: e.to_string(),
-        }
-    })?;
+        })?;
     let entries = catalog["entries"].as_array().map_or(0, Vec::len) as u64;
     if entries != stats.skills {
         return Err(ReadError::Invalid {

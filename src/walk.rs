@@ -55,7 +55,8 @@ impl WalkRules {
     /// Whether `path` is a skill file.
     pub fn matches(&self, path: &str) -> bool {
         let mut folders = path.split('/').rev().skip(1);
-        !folders.any(|dir| self.exclude_dirs.iter().any(|x| x == dir)) && self.include.is_match(path)
+        !folders.any(|dir| self.exclude_dirs.iter().any(|x| x == dir))
+            && self.include.is_match(path)
     }
 }
 
@@ -107,16 +108,31 @@ mod tests {
     use crate::source::ObjectRef;
 
     fn rules() -> WalkRules {
-        WalkRules::new(&["**/SKILL.md".into()], &["node_modules".into(), ".git".into()]).unwrap()
+        WalkRules::new(
+            &["**/SKILL.md".into()],
+            &["node_modules".into(), ".git".into()],
+        )
+        .unwrap()
     }
 
     #[test]
     fn default_globs_find_hidden_and_nested_skills_but_not_node_modules() {
         let r = rules();
-        for yes in ["SKILL.md", "skills/pdf/SKILL.md", ".curated/x/SKILL.md", "plugin/skills/a/SKILL.md"] {
+        for yes in [
+            "SKILL.md",
+            "skills/pdf/SKILL.md",
+            ".curated/x/SKILL.md",
+            "plugin/skills/a/SKILL.md",
+        ] {
             assert!(r.matches(yes), "{yes}");
         }
-        for no in ["node_modules/x/SKILL.md", "a/node_modules/b/SKILL.md", ".git/SKILL.md", "skills/pdf/skill.md", "skills/pdf/SKILL.md.bak"] {
+        for no in [
+            "node_modules/x/SKILL.md",
+            "a/node_modules/b/SKILL.md",
+            ".git/SKILL.md",
+            "skills/pdf/skill.md",
+            "skills/pdf/SKILL.md.bak",
+        ] {
             assert!(!r.matches(no), "{no}");
         }
     }
@@ -130,7 +146,10 @@ mod tests {
             object: ObjectRef::File(path.into()),
         };
         let entries = vec![entry("b/SKILL.md"), entry("README.md"), entry("a/SKILL.md")];
-        let found: Vec<&str> = skill_entries(&entries, &rules()).iter().map(|e| e.path.as_str()).collect();
+        let found: Vec<&str> = skill_entries(&entries, &rules())
+            .iter()
+            .map(|e| e.path.as_str())
+            .collect();
         assert_eq!(found, ["a/SKILL.md", "b/SKILL.md"]);
     }
 
@@ -147,8 +166,17 @@ mod tests {
             resolve_symlink("skills/b/SKILL.md", "../a/SKILL.md", &skills).as_deref(),
             Some("skills/a/SKILL.md")
         );
-        assert_eq!(resolve_symlink("skills/b/SKILL.md", "../../../etc/passwd", &skills), None);
-        assert_eq!(resolve_symlink("skills/b/SKILL.md", "/etc/passwd", &skills), None);
-        assert_eq!(resolve_symlink("skills/b/SKILL.md", "../a/README.md", &skills), None);
+        assert_eq!(
+            resolve_symlink("skills/b/SKILL.md", "../../../etc/passwd", &skills),
+            None
+        );
+        assert_eq!(
+            resolve_symlink("skills/b/SKILL.md", "/etc/passwd", &skills),
+            None
+        );
+        assert_eq!(
+            resolve_symlink("skills/b/SKILL.md", "../a/README.md", &skills),
+            None
+        );
     }
 }

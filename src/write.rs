@@ -91,7 +91,10 @@ pub enum WriteOutcome {
 }
 
 /// Writes `artifact` to `commits/<commit>/`, `_SUCCESS` last and create-only.
-pub async fn write_commit(store: &Store, artifact: &SealedArtifact) -> Result<WriteOutcome, WriteError> {
+pub async fn write_commit(
+    store: &Store,
+    artifact: &SealedArtifact,
+) -> Result<WriteOutcome, WriteError> {
     let location = ArtifactLocation::Commit(artifact.success.commit.clone());
     for (name, bytes) in &artifact.files {
         put(store, &location, name, bytes.clone(), PutMode::Overwrite).await?;
@@ -142,7 +145,11 @@ pub async fn put(
 }
 
 /// Deletes one file of `location`; a missing file is fine.
-pub async fn delete(store: &Store, location: &ArtifactLocation, name: &str) -> Result<(), WriteError> {
+pub async fn delete(
+    store: &Store,
+    location: &ArtifactLocation,
+    name: &str,
+) -> Result<(), WriteError> {
     let path = location.file(name);
     match store.inner.delete(&path).await {
         Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),

@@ -18,12 +18,35 @@ fn ids_by_path(docs: &[serde_json::Value]) -> BTreeMap<String, Vec<String>> {
 
 fn two_commit_repo() -> (GitRepo, String, String) {
     let mut repo = GitRepo::new();
-    repo.write("skills/pdf/SKILL.md", skill("pdf", "Reads PDFs", "# Use\n\nRun it.\n\n## More\n\nDetails.\n"));
-    repo.write("skills/csv/SKILL.md", skill("csv", "Reads CSV", "# CSV\n\nParse rows.\n"));
-    repo.write(".curated/hidden/SKILL.md", skill("hidden", "In a hidden folder", "Body.\n"));
+    repo.write(
+        "skills/pdf/SKILL.md",
+        skill(
+            "pdf",
+            "Reads PDFs",
+            "# Use\n\nRun it.\n\n## More\n\nDetails.\n",
+        ),
+    );
+    repo.write(
+        "skills/csv/SKILL.md",
+        skill("csv", "Reads CSV", "# CSV\n\nParse rows.\n"),
+    );
+    repo.write(
+        ".curated/hidden/SKILL.md",
+        skill("hidden", "In a hidden folder", "Body.\n"),
+    );
     let first = repo.commit("first");
-    repo.write("skills/csv/SKILL.md", skill("csv", "Reads and writes CSV", "# CSV\n\nParse and write rows.\n"));
-    repo.write("skills/new/SKILL.md", skill("new", "A new skill", "# New\n\nFresh.\n"));
+    repo.write(
+        "skills/csv/SKILL.md",
+        skill(
+            "csv",
+            "Reads and writes CSV",
+            "# CSV\n\nParse and write rows.\n",
+        ),
+    );
+    repo.write(
+        "skills/new/SKILL.md",
+        skill("new", "A new skill", "# New\n\nFresh.\n"),
+    );
     let second = repo.commit("second");
     (repo, first, second)
 }
@@ -40,13 +63,24 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
     assert!(out.status.success(), "{}", stderr(&out));
     let summary = stdout(&out);
     assert!(summary.contains(&format!("commit={second}")), "{summary}");
-    assert!(summary.contains("status=built") && summary.contains("latest=promoted"), "{summary}");
-    assert!(summary.contains("skills=4") && summary.contains("schema=1"), "{summary}");
+    assert!(
+        summary.contains("status=built") && summary.contains("latest=promoted"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("skills=4") && summary.contains("schema=1"),
+        "{summary}"
+    );
 
     let artifacts = work.path().join("artifacts");
     for commit in [&first, &second] {
         let dir = artifacts.join("commits").join(commit);
-        for file in ["hf-skills.ndjson", "ai-catalog.json", "manifest.json", "_SUCCESS"] {
+        for file in [
+            "hf-skills.ndjson",
+            "ai-catalog.json",
+            "manifest.json",
+            "_SUCCESS",
+        ] {
             assert!(dir.join(file).is_file(), "{commit}/{file}");
         }
         let out = run(work.path(), &["verify", "--commit", commit]);
@@ -58,14 +92,32 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
     let old = documents(artifacts.join(format!("commits/{first}/hf-skills.ndjson")));
     let new = documents(artifacts.join(format!("commits/{second}/hf-skills.ndjson")));
     let (old_ids, new_ids) = (ids_by_path(&old), ids_by_path(&new));
-    assert_eq!(old_ids["skills/pdf/SKILL.md"], new_ids["skills/pdf/SKILL.md"]);
-    assert_eq!(old_ids[".curated/hidden/SKILL.md"], new_ids[".curated/hidden/SKILL.md"]);
-    assert!(new_ids.contains_key("skills/new/SKILL.md") && !old_ids.contains_key("skills/new/SKILL.md"));
-    assert!(new.iter().all(|d| d["url"].as_str().unwrap().contains(&format!("/blob/{second}/"))));
-    assert!(new.iter().all(|d| d["updated_at"] == "2026-01-02T10:00:00Z"));
+    assert_eq!(
+        old_ids["skills/pdf/SKILL.md"],
+        new_ids["skills/pdf/SKILL.md"]
+    );
+    assert_eq!(
+        old_ids[".curated/hidden/SKILL.md"],
+        new_ids[".curated/hidden/SKILL.md"]
+    );
+    assert!(
+        new_ids.contains_key("skills/new/SKILL.md") && !old_ids.contains_key("skills/new/SKILL.md")
+    );
+    assert!(new.iter().all(|d| d["url"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("/blob/{second}/"))));
+    assert!(new
+        .iter()
+        .all(|d| d["updated_at"] == "2026-01-02T10:00:00Z"));
 
     // latest/ is byte-for-byte the newer commit.
-    for file in ["hf-skills.ndjson", "ai-catalog.json", "manifest.json", "_SUCCESS"] {
+    for file in [
+        "hf-skills.ndjson",
+        "ai-catalog.json",
+        "manifest.json",
+        "_SUCCESS",
+    ] {
         let a = std::fs::read(artifacts.join("latest").join(file)).unwrap();
         let b = std::fs::read(artifacts.join(format!("commits/{second}/{file}"))).unwrap();
         assert_eq!(a, b, "latest/{file}");
@@ -77,17 +129,27 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
 
     // A rebuild is a no-op that says so.
     let out = run(work.path(), &["build", "--source", source]);
-    assert!(stdout(&out).contains("status=already-built"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("status=already-built"),
+        "{}",
+        stdout(&out)
+    );
     assert!(stdout(&out).contains("latest=already-latest"));
 
     // Promoting the older commit is refused without --force, allowed with it.
     let out = run(work.path(), &["build", "--source", source, "--ref", &first]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
     assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
-    assert_eq!(read_json(artifacts.join("latest/manifest.json"))["source_commit"], second.as_str());
+    assert_eq!(
+        read_json(artifacts.join("latest/manifest.json"))["source_commit"],
+        second.as_str()
+    );
     let out = run(work.path(), &["promote", "--commit", &first, "--force"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(read_json(artifacts.join("latest/manifest.json"))["source_commit"], first.as_str());
+    assert_eq!(
+        read_json(artifacts.join("latest/manifest.json"))["source_commit"],
+        first.as_str()
+    );
 
     // A corrupted file makes verify fail, naming the file.
     let ndjson = artifacts.join(format!("commits/{second}/hf-skills.ndjson"));
@@ -96,20 +158,34 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
     std::fs::write(&ndjson, bytes).unwrap();
     let out = run(work.path(), &["verify", "--commit", &second]);
     assert_eq!(out.status.code(), Some(7));
-    assert!(stderr(&out).contains("hf-skills.ndjson"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("hf-skills.ndjson"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn files_come_from_the_commit_not_the_working_tree() {
     let mut repo = GitRepo::new();
-    repo.write("s/a/SKILL.md", skill("a", "committed text", "# A\n\ncommitted body\n"));
+    repo.write(
+        "s/a/SKILL.md",
+        skill("a", "committed text", "# A\n\ncommitted body\n"),
+    );
     repo.commit("c");
-    repo.write("s/a/SKILL.md", skill("a", "LOCAL EDIT", "# A\n\nLOCAL EDIT\n"));
+    repo.write(
+        "s/a/SKILL.md",
+        skill("a", "LOCAL EDIT", "# A\n\nLOCAL EDIT\n"),
+    );
     repo.write("s/b/SKILL.md", skill("b", "untracked", "# B\n"));
     let work = tempfile::tempdir().unwrap();
-    let out = run(work.path(), &["build", "--source", repo.path().to_str().unwrap()]);
+    let out = run(
+        work.path(),
+        &["build", "--source", repo.path().to_str().unwrap()],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    let text = std::fs::read_to_string(work.path().join("artifacts/latest/hf-skills.ndjson")).unwrap();
+    let text =
+        std::fs::read_to_string(work.path().join("artifacts/latest/hf-skills.ndjson")).unwrap();
     assert!(text.contains("committed body"));
     assert!(!text.contains("LOCAL EDIT") && !text.contains("untracked"));
 }
@@ -121,18 +197,38 @@ fn clones_a_url_into_the_cache_and_reuses_it() {
     let url = format!("file://{}", repo.path().display());
     let out = run(work.path(), &["build", "--source", &url, "--no-promote"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains(&format!("commit={second}")), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!("commit={second}")),
+        "{}",
+        stdout(&out)
+    );
     assert!(stdout(&out).contains("latest=not-requested"));
     assert!(!work.path().join("artifacts/latest/_SUCCESS").exists());
-    assert!(work.path().join(".cache/sources").read_dir().unwrap().count() >= 1);
+    assert!(
+        work.path()
+            .join(".cache/sources")
+            .read_dir()
+            .unwrap()
+            .count()
+            >= 1
+    );
     // Second run fetches into the existing cache.
     let out = run(work.path(), &["build", "--source", &url, "--no-promote"]);
-    assert!(stdout(&out).contains("status=already-built"), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("status=already-built"),
+        "{}",
+        stderr(&out)
+    );
     // A new upstream commit arrives through the cached clone.
     repo.write("skills/third/SKILL.md", skill("third", "Third", "# T\n"));
     let third = repo.commit("third");
     let out = run(work.path(), &["build", "--source", &url]);
-    assert!(stdout(&out).contains(&format!("commit={third}")), "{} {}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("commit={third}")),
+        "{} {}",
+        stdout(&out),
+        stderr(&out)
+    );
     assert!(stdout(&out).contains("status=built"));
 }
 
@@ -140,14 +236,18 @@ fn clones_a_url_into_the_cache_and_reuses_it() {
 fn bad_files_are_skipped_or_recovered_and_reported_in_the_manifest() {
     let mut repo = GitRepo::new();
     repo.write("s/good/SKILL.md", skill("good", "fine", "# Good\n"));
-    repo.write("s/colon/SKILL.md", "---\nname: colon\ndescription: Use when: things\n---\n# C\n");
+    repo.write(
+        "s/colon/SKILL.md",
+        "---\nname: colon\ndescription: Use when: things\n---\n# C\n",
+    );
     repo.write("s/binary/SKILL.md", b"---\nname: x\n---\n\x00\x01");
     repo.write("s/latin1/SKILL.md", b"caf\xe9\n");
     repo.write("s/empty/SKILL.md", "");
     repo.write("node_modules/x/SKILL.md", skill("vendored", "never", "x"));
     std::os::unix::fs::symlink("../good/SKILL.md", repo.path().join("s/alias")).ok();
     std::fs::create_dir_all(repo.path().join("s/alias-dir")).unwrap();
-    std::os::unix::fs::symlink("../good/SKILL.md", repo.path().join("s/alias-dir/SKILL.md")).unwrap();
+    std::os::unix::fs::symlink("../good/SKILL.md", repo.path().join("s/alias-dir/SKILL.md"))
+        .unwrap();
     std::fs::create_dir_all(repo.path().join("s/escape")).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", repo.path().join("s/escape/SKILL.md")).unwrap();
     repo.commit("mixed");
@@ -157,15 +257,26 @@ fn bad_files_are_skipped_or_recovered_and_reported_in_the_manifest() {
     let out = run(work.path(), &["build", "--source", source]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("s/colon/SKILL.md:3: frontmatter-recovered"), "{err}");
-    assert!(err.contains("skipped: s/binary/SKILL.md: nul-byte"), "{err}");
+    assert!(
+        err.contains("s/colon/SKILL.md:3: frontmatter-recovered"),
+        "{err}"
+    );
+    assert!(
+        err.contains("skipped: s/binary/SKILL.md: nul-byte"),
+        "{err}"
+    );
 
     let manifest = read_json(work.path().join("artifacts/latest/manifest.json"));
     let skipped: BTreeMap<String, String> = manifest["skipped"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| (s["path"].as_str().unwrap().into(), s["class"].as_str().unwrap().into()))
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().into(),
+                s["class"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(skipped["s/binary/SKILL.md"], "nul-byte");
     assert_eq!(skipped["s/latin1/SKILL.md"], "not-utf8");
@@ -173,22 +284,35 @@ fn bad_files_are_skipped_or_recovered_and_reported_in_the_manifest() {
     assert_eq!(skipped["s/escape/SKILL.md"], "symlink");
     assert_eq!(skipped.len(), 4);
     let warnings = manifest["warnings"].as_array().unwrap();
-    assert!(warnings.iter().any(|w| w["path"] == "s/alias-dir/SKILL.md" && w["class"] == "symlink-alias"));
-    assert!(warnings.iter().any(|w| w["path"] == "s/colon/SKILL.md" && w["line"] == 3));
+    assert!(warnings
+        .iter()
+        .any(|w| w["path"] == "s/alias-dir/SKILL.md" && w["class"] == "symlink-alias"));
+    assert!(warnings
+        .iter()
+        .any(|w| w["path"] == "s/colon/SKILL.md" && w["line"] == 3));
 
     let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
-    let colon = docs.iter().find(|d| d["path"] == "s/colon/SKILL.md" && d["kind"] == "skill").unwrap();
+    let colon = docs
+        .iter()
+        .find(|d| d["path"] == "s/colon/SKILL.md" && d["kind"] == "skill")
+        .unwrap();
     assert_eq!(colon["skill_description"], "Use when: things");
     assert!(docs.iter().all(|d| d["path"] != "node_modules/x/SKILL.md"));
     assert!(docs.iter().any(|d| d["path"] == "s/alias-dir/SKILL.md"));
 
     // --strict turns the same input into a failed build that writes nothing.
     let strict_work = tempfile::tempdir().unwrap();
-    let out = run(strict_work.path(), &["build", "--source", source, "--strict"]);
+    let out = run(
+        strict_work.path(),
+        &["build", "--source", source, "--strict"],
+    );
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(!strict_work.path().join("artifacts/commits").exists());
     // Naming an unrelated class still fails on the skips.
-    let out = run(strict_work.path(), &["build", "--source", source, "--strict=name-invalid"]);
+    let out = run(
+        strict_work.path(),
+        &["build", "--source", source, "--strict=name-invalid"],
+    );
     assert_eq!(out.status.code(), Some(4));
 }
 
@@ -196,7 +320,10 @@ fn bad_files_are_skipped_or_recovered_and_reported_in_the_manifest() {
 fn a_build_that_shrinks_too_much_is_not_promoted() {
     let mut repo = GitRepo::new();
     for i in 0..6 {
-        repo.write(&format!("s/k{i}/SKILL.md"), skill(&format!("k{i}"), "d", "# H\n\nbody\n"));
+        repo.write(
+            &format!("s/k{i}/SKILL.md"),
+            skill(&format!("k{i}"), "d", "# H\n\nbody\n"),
+        );
     }
     repo.commit("six");
     for i in 1..6 {
@@ -205,12 +332,23 @@ fn a_build_that_shrinks_too_much_is_not_promoted() {
     let small = repo.commit("one");
     let work = tempfile::tempdir().unwrap();
     let source = repo.path().to_str().unwrap();
-    assert!(run(work.path(), &["build", "--source", source, "--ref", "HEAD~1"]).status.success());
+    assert!(run(
+        work.path(),
+        &["build", "--source", source, "--ref", "HEAD~1"]
+    )
+    .status
+    .success());
     let out = run(work.path(), &["build", "--source", source]);
     assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
-    assert!(stderr(&out).contains("max_shrink_ratio"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("max_shrink_ratio"),
+        "{}",
+        stderr(&out)
+    );
     // The commit artifact itself was written and is complete.
-    assert!(run(work.path(), &["verify", "--commit", &small]).status.success());
+    assert!(run(work.path(), &["verify", "--commit", &small])
+        .status
+        .success());
     let out = run(work.path(), &["build", "--source", source, "--force"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }

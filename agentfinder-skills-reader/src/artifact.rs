@@ -191,7 +191,10 @@ pub async fn read_artifact(
             return Err(invalid(
                 SUCCESS_FILE,
                 None,
-                format!("names commit {} but lives under commits/{commit}/", success.commit),
+                format!(
+                    "names commit {} but lives under commits/{commit}/",
+                    success.commit
+                ),
             ));
         }
     }
@@ -265,15 +268,22 @@ pub fn check_documents(artifact: &Artifact) -> Result<DocumentStats, ReadError> 
     let mut stats = DocumentStats::default();
     for (index, line) in text.lines().enumerate() {
         let line_no = Some(index + 1);
-        let doc: Document = serde_json::from_str(line).map_err(|e| invalid(line_no, e.to_string()))?;
+        let doc: Document =
+            serde_json::from_str(line).map_err(|e| invalid(line_no, e.to_string()))?;
         if !is_valid_document_id(&doc.id) {
-            return Err(invalid(line_no, format!("id `{}` is not Meilisearch-safe", doc.id)));
+            return Err(invalid(
+                line_no,
+                format!("id `{}` is not Meilisearch-safe", doc.id),
+            ));
         }
         if !ids.insert(doc.id.clone()) {
             return Err(invalid(line_no, format!("duplicate id `{}`", doc.id)));
         }
         if doc.content.trim().is_empty() {
-            return Err(invalid(line_no, format!("document `{}` has empty content", doc.id)));
+            return Err(invalid(
+                line_no,
+                format!("document `{}` has empty content", doc.id),
+            ));
         }
         if doc.commit != artifact.manifest.source_commit {
             return Err(invalid(

@@ -291,7 +291,9 @@ mod tests {
             "commits/abc/_SUCCESS"
         );
         assert_eq!(
-            ArtifactLocation::parse("latest").file(MANIFEST_FILE).as_ref(),
+            ArtifactLocation::parse("latest")
+                .file(MANIFEST_FILE)
+                .as_ref(),
             "latest/manifest.json"
         );
     }

@@ -13,7 +13,11 @@ use std::ops::Range;
 use super::{ChunkOptions, Section};
 
 /// Byte ranges of the parts of `section`, overlap included.
-pub(super) fn split_section(text: &str, section: &Section, options: &ChunkOptions) -> Vec<Range<usize>> {
+pub(super) fn split_section(
+    text: &str,
+    section: &Section,
+    options: &ChunkOptions,
+) -> Vec<Range<usize>> {
     let range = section.range.clone();
     let max = options.max_chars.max(1);
     if chars(text, &range) <= max {
@@ -23,7 +27,12 @@ pub(super) fn split_section(text: &str, section: &Section, options: &ChunkOption
     let later_budget = max - overlap;
 
     let mut pieces = Vec::new();
-    let ends = section.boundaries.iter().skip(1).copied().chain([range.end]);
+    let ends = section
+        .boundaries
+        .iter()
+        .skip(1)
+        .copied()
+        .chain([range.end]);
     for (start, end) in section.boundaries.iter().copied().zip(ends) {
         let block = start..end;
         if chars(text, &block) > max {
@@ -95,11 +104,13 @@ fn overlap_start(text: &str, floor: usize, at: usize, room: usize) -> usize {
 
 fn lines(text: &str, block: Range<usize>) -> impl Iterator<Item = Range<usize>> + '_ {
     let base = block.start;
-    text[block].split_inclusive('\n').scan(base, |offset, line| {
-        let start = *offset;
-        *offset += line.len();
-        Some(start..*offset)
-    })
+    text[block]
+        .split_inclusive('\n')
+        .scan(base, |offset, line| {
+            let start = *offset;
+            *offset += line.len();
+            Some(start..*offset)
+        })
 }
 
 fn chars(text: &str, range: &Range<usize>) -> usize {

@@ -117,14 +117,22 @@ fn long_sections_split_at_blocks_with_overlap() {
     }
     // Parts break between paragraphs, not inside them.
     for c in &chunks[..chunks.len() - 1] {
-        assert!(c.content.ends_with("word"), "{:?}", &c.content[c.content.len() - 20..]);
+        assert!(
+            c.content.ends_with("word"),
+            "{:?}",
+            &c.content[c.content.len() - 20..]
+        );
     }
 }
 
 #[test]
 fn code_blocks_split_by_lines_only_when_too_long_alone() {
     let fits = format!("```\n{}```\n", "line of code\n".repeat(60));
-    let text = format!("# S\n\n{}\n{fits}\n{}\n", "intro ".repeat(100), "outro ".repeat(100));
+    let text = format!(
+        "# S\n\n{}\n{fits}\n{}\n",
+        "intro ".repeat(100),
+        "outro ".repeat(100)
+    );
     let chunks = chunk_body(&text, 0, &small(1000, 100)).chunks;
     assert!(chunks.len() >= 2);
     assert!(
@@ -142,7 +150,10 @@ fn code_blocks_split_by_lines_only_when_too_long_alone() {
 fn a_single_overlong_line_is_the_only_oversized_chunk() {
     let text = format!("# S\n\nshort\n\n{}\n\nafter\n", "x".repeat(5000));
     let chunks = chunk_body(&text, 0, &small(1000, 100)).chunks;
-    let oversized: Vec<_> = chunks.iter().filter(|c| c.content.chars().count() > 1000).collect();
+    let oversized: Vec<_> = chunks
+        .iter()
+        .filter(|c| c.content.chars().count() > 1000)
+        .collect();
     assert_eq!(oversized.len(), 1);
     assert_eq!(oversized[0].content, "x".repeat(5000));
 }
@@ -179,7 +190,10 @@ fn hostile_nesting_falls_back_to_plain_lines() {
 fn ordinary_markdown_passes_the_prescreen() {
     let text = "- a\n  - b\n    - c\n\n> quote\n> > nested\n\n[link](http://x.y/(z)) `Vec<Vec<u8>>` **bold** _it_\n\n---\n\n----------------------------------------------------------------\n";
     assert_eq!(prescreen(text, &PARSER_LIMITS), Ok(()));
-    let code = format!("```python\n{}```\n", "def __init__(self, **kwargs): pass\n".repeat(3000));
+    let code = format!(
+        "```python\n{}```\n",
+        "def __init__(self, **kwargs): pass\n".repeat(3000)
+    );
     assert_eq!(prescreen(&code, &PARSER_LIMITS), Ok(()));
 }
 
@@ -187,7 +201,10 @@ fn ordinary_markdown_passes_the_prescreen() {
 fn slow_inputs_are_refused_by_the_prescreen() {
     for (name, text) in [
         ("emphasis", "*_".repeat(20_000)),
-        ("table", format!("| a | b |\n|---|---|\n{}", "| x | y |\n".repeat(20_000))),
+        (
+            "table",
+            format!("| a | b |\n|---|---|\n{}", "| x | y |\n".repeat(20_000)),
+        ),
         ("body", "para\n\n".repeat(200_000)),
     ] {
         let body = chunk_body(&text, 0, &ChunkOptions::default());
@@ -210,9 +227,8 @@ fn markdownish() -> impl Strategy<Value = String> {
         1 => Just(String::new()),
         1 => "x{100,400}",
     ];
-    (prop::collection::vec(line, 0..80), prop::bool::ANY).prop_map(|(lines, crlf)| {
-        lines.join(if crlf { "\r\n" } else { "\n" })
-    })
+    (prop::collection::vec(line, 0..80), prop::bool::ANY)
+        .prop_map(|(lines, crlf)| lines.join(if crlf { "\r\n" } else { "\n" }))
 }
 
 proptest! {

@@ -174,7 +174,11 @@ mod tests {
         ] {
             let text = format!("---\nname: x\n{line}\n---\n");
             let f = read(&text);
-            assert_eq!(f.finding.as_ref().map(|w| w.class), Some(WarningClass::FrontmatterRecovered), "{line}");
+            assert_eq!(
+                f.finding.as_ref().map(|w| w.class),
+                Some(WarningClass::FrontmatterRecovered),
+                "{line}"
+            );
             assert_eq!(field(&f, "description"), expected);
             assert_eq!(field(&f, "name"), "x");
         }
@@ -196,12 +200,18 @@ mod tests {
         assert_eq!(f.body_start, 0);
 
         let f = read("---\nname: x\ndescription: y\n\n# Body\n");
-        assert_eq!(f.finding.clone().unwrap().class, WarningClass::FrontmatterUnclosed);
+        assert_eq!(
+            f.finding.clone().unwrap().class,
+            WarningClass::FrontmatterUnclosed
+        );
         assert_eq!(field(&f, "name"), "x");
         assert_eq!(f.body_start, 0);
 
         let f = read("---\n- a\n- b\n---\nbody\n");
-        assert_eq!(f.finding.unwrap().class, WarningClass::FrontmatterNotMapping);
+        assert_eq!(
+            f.finding.unwrap().class,
+            WarningClass::FrontmatterNotMapping
+        );
         assert!(f.fields.is_empty());
     }
 

@@ -29,7 +29,9 @@ pub fn read_key_values(text: &str) -> Map<String, Value> {
             continuation.pop();
         }
         let value = assemble(rest.trim(), &continuation);
-        fields.entry(key.to_string()).or_insert(Value::String(value));
+        fields
+            .entry(key.to_string())
+            .or_insert(Value::String(value));
         i = j;
     }
     fields
@@ -81,7 +83,8 @@ fn block_indicator(value: &str) -> Option<(bool, &str)> {
         '>' => false,
         _ => return None,
     };
-    let rest = value[1..].trim_start_matches(['-', '+', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    let rest =
+        value[1..].trim_start_matches(['-', '+', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
     if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
         return None;
     }

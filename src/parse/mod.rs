@@ -141,7 +141,8 @@ mod tests {
 
     #[test]
     fn frontmatter_never_becomes_a_setext_heading() {
-        let parsed = parse_skill(b"---\nname: x\n---\nbody text\n", &ParseOptions::default()).unwrap();
+        let parsed =
+            parse_skill(b"---\nname: x\n---\nbody text\n", &ParseOptions::default()).unwrap();
         assert_eq!(parsed.chunks.len(), 1);
         assert_eq!(parsed.chunks[0].heading, None);
         assert_eq!(parsed.chunks[0].content, "body text");
@@ -154,6 +155,9 @@ mod tests {
         assert!(matches!(result, Err(Unusable::TooLarge { .. })));
         let under_cap = format!("---\nname: x\n---\n{}", "> [".repeat(200_000));
         let parsed = parse_skill(under_cap.as_bytes(), &ParseOptions::default()).unwrap();
-        assert!(parsed.findings.iter().any(|f| f.class == WarningClass::MarkdownFallback));
+        assert!(parsed
+            .findings
+            .iter()
+            .any(|f| f.class == WarningClass::MarkdownFallback));
     }
 }

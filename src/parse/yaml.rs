@@ -193,7 +193,10 @@ mod tests {
     #[test]
     fn nested_values_and_aliases() {
         let value = yaml_to_json("m: &a\n  k: [1, x]\nn: *a\n").unwrap();
-        assert_eq!(value, json!({"m": {"k": ["1", "x"]}, "n": {"k": ["1", "x"]}}));
+        assert_eq!(
+            value,
+            json!({"m": {"k": ["1", "x"]}, "n": {"k": ["1", "x"]}})
+        );
     }
 
     #[test]

@@ -99,7 +99,10 @@ pub(super) fn resolve(
         let commit = repo
             .find_commit(commit_id)
             .map_err(|e| resolve_error(e.to_string()))?;
-        let time = commit.time().map_err(|e| resolve_error(e.to_string()))?.seconds;
+        let time = commit
+            .time()
+            .map_err(|e| resolve_error(e.to_string()))?
+            .seconds;
         let tree = commit.tree_id().map_err(|e| resolve_error(e.to_string()))?;
         (time, tree.detach())
     };
@@ -131,7 +134,9 @@ fn head_branch(repo: &gix::Repository) -> Option<String> {
 }
 
 fn looks_like_commit(reference: &str) -> bool {
-    reference.len() >= 7 && reference.len() <= 40 && reference.bytes().all(|b| b.is_ascii_hexdigit())
+    reference.len() >= 7
+        && reference.len() <= 40
+        && reference.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Opens the cached clone of `url`, fetching updates, or clones it.
@@ -157,7 +162,9 @@ pub(super) fn clone_or_fetch(
     let target = cache_path(cache_dir, &display);
 
     if let Ok(repo) = gix::open(&target) {
-        let shallow = if repo.is_shallow().unwrap_or(false) && matches!(shallow, gix::remote::fetch::Shallow::NoChange) {
+        let shallow = if repo.is_shallow().unwrap_or(false)
+            && matches!(shallow, gix::remote::fetch::Shallow::NoChange)
+        {
             // A commit id may lie below the shallow boundary: fetch all history.
             gix::remote::fetch::Shallow::Deepen(u32::MAX / 2)
         } else {

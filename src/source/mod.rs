@@ -134,7 +134,7 @@ pub struct Snapshot {
 }
 
 enum Inner {
-    Git(git::GitSource),
+    Git(Box<git::GitSource>),
     Folder(PathBuf),
 }
 
@@ -149,14 +149,21 @@ pub fn open(
     match spec {
         SourceSpec::Remote(url) => {
             let repo = git::clone_or_fetch(url, reference, cache_dir)?;
-            git::resolve(repo, reference, default_branch, agentfinder_skills_reader::store::redact_url(url))
+            git::resolve(
+                repo,
+                reference,
+                default_branch,
+                agentfinder_skills_reader::store::redact_url(url),
+            )
         }
         SourceSpec::Local(path) => {
             if !path.exists() {
                 return Err(SourceError::Missing(path.display().to_string()));
             }
             match gix::open(path) {
-                Ok(repo) => git::resolve(repo, reference, default_branch, path.display().to_string()),
+                Ok(repo) => {
+                    git::resolve(repo, reference, default_branch, path.display().to_string())
+                }
                 Err(_) => folder::resolve(path, reference, default_branch),
             }
         }
@@ -169,7 +176,7 @@ impl Snapshot {
         Self {
             version,
             display,
-            inner: Inner::Git(source),
+            inner: Inner::Git(Box::new(source)),
         }
     }
 
@@ -184,7 +191,7 @@ impl Snapshot {
     /// A reader for entries' bytes; make one per thread.
     pub fn reader(&self) -> FileReader {
         match &self.inner {
-            Inner::Git(source) => FileReader::Git(source.thread_local()),
+            Inner::Git(source) => FileReader::Git(Box::new(source.thread_local())),
             Inner::Folder(_) => FileReader::Folder,
         }
     }
@@ -193,7 +200,7 @@ impl Snapshot {
 /// Reads the bytes of entries (a symlink's bytes are its target path).
 pub enum FileReader {
     /// Reads blobs from a git object database.
-    Git(gix::Repository),
+    Git(Box<gix::Repository>),
     /// Reads files from disk.
     Folder,
 }
@@ -245,10 +252,22 @@ mod tests {
 
     #[test]
     fn specs_are_classified() {
-        assert_eq!(SourceSpec::parse("./repo"), SourceSpec::Local("./repo".into()));
-        assert!(matches!(SourceSpec::parse("https://github.com/o/r.git"), SourceSpec::Remote(_)));
-        assert!(matches!(SourceSpec::parse("git@github.com:o/r.git"), SourceSpec::Remote(_)));
-        assert!(matches!(SourceSpec::parse("file:///tmp/r"), SourceSpec::Remote(_)));
+        assert_eq!(
+            SourceSpec::parse("./repo"),
+            SourceSpec::Local("./repo".into())
+        );
+        assert!(matches!(
+            SourceSpec::parse("https://github.com/o/r.git"),
+            SourceSpec::Remote(_)
+        ));
+        assert!(matches!(
+            SourceSpec::parse("git@github.com:o/r.git"),
+            SourceSpec::Remote(_)
+        ));
+        assert!(matches!(
+            SourceSpec::parse("file:///tmp/r"),
+            SourceSpec::Remote(_)
+        ));
     }
 
     #[test]

@@ -39,7 +39,11 @@ impl GitRepo {
             .env("GIT_COMMITTER_DATE", &date)
             .output()
             .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
@@ -85,7 +89,10 @@ pub fn stderr(out: &Output) -> String {
 }
 
 pub fn read_json(path: PathBuf) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_slice(
+        &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 pub fn documents(path: PathBuf) -> Vec<serde_json::Value> {
