@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use agentfinder_skills_reader::artifact::{read_artifact, read_success};
+use agentfinder_skills_reader::artifact::{read_manifest, read_success};
 use agentfinder_skills_reader::contract::{ArtifactLocation, SCHEMA_VERSION};
 use agentfinder_skills_reader::store::Store;
 
@@ -167,10 +167,9 @@ async fn already_built(
     location: &ArtifactLocation,
     config: &Config,
 ) -> Result<BuildSummary, BuildError> {
-    let artifact = read_artifact(store, location)
+    let (_, manifest) = read_manifest(store, location)
         .await
         .map_err(|e| BuildError::Promote(PromoteError::Read(e)))?;
-    let manifest = artifact.manifest;
     if manifest.config_digest != config.digest() {
         eprintln!(
             "warning: {location} was built with another configuration (digest {}); commit artifacts are immutable, so it is kept",

@@ -9,7 +9,7 @@
 
 use object_store::PutMode;
 
-use agentfinder_skills_reader::artifact::{get_optional, read_artifact, ReadError};
+use agentfinder_skills_reader::artifact::{get_optional, read_artifact, read_manifest, ReadError};
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, MANIFEST_FILE, SUCCESS_FILE,
 };
@@ -82,12 +82,14 @@ pub async fn promote(
     commit: &str,
     policy: PromotePolicy,
 ) -> Result<Promotion, PromoteError> {
-    let source = read_artifact(store, &ArtifactLocation::Commit(commit.to_string())).await?;
+    let location = ArtifactLocation::Commit(commit.to_string());
+    let (marker, _) = read_manifest(store, &location).await?;
     let latest = ArtifactLocation::Latest;
     let current_marker = get_optional(store, &latest.file(SUCCESS_FILE)).await?;
-    if current_marker.as_deref() == Some(success_bytes(&source.success).as_ref()) {
+    if current_marker.as_deref() == Some(success_bytes(&marker).as_ref()) {
         return Ok(Promotion::AlreadyLatest);
     }
+    let source = read_artifact(store, &location).await?;
     // The guard reads latest/manifest.json even without _SUCCESS, so a
     // crashed promotion cannot open the way to a backwards move.
     let current: Option<Manifest> = get_optional(store, &latest.file(MANIFEST_FILE))
@@ -147,4 +149,65 @@ pub fn check(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assemble::meilisearch_config;
+    use agentfinder_skills_reader::contract::{BuilderInfo, ChunkingInfo};
+    use std::collections::BTreeMap;
+
+    fn manifest(commit: &str, time: &str, documents: u64) -> Manifest {
+        Manifest {
+            schema_version: 1,
+            source_repo: "o/r".into(),
+            source_url: "https://github.com/o/r.git".into(),
+            source_branch: "main".into(),
+            source_commit: commit.into(),
+            generated_at: time.into(),
+            document_count: documents,
+            index: "hf_skills".into(),
+            artifact: "hf-skills.ndjson".into(),
+            artifacts: BTreeMap::new(),
+            skill_count: 1,
+            source_commit_time: time.into(),
+            files: BTreeMap::new(),
+            builder: BuilderInfo {
+                name: "t".into(),
+                version: "0".into(),
+            },
+            chunking: ChunkingInfo {
+                max_chars: 12000,
+                overlap_chars: 800,
+            },
+            config_digest: String::new(),
+            meilisearch: meilisearch_config("hf_skills"),
+            skipped: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn newer_or_equal_commits_pass_older_ones_do_not() {
+        let current = manifest("b", "2026-01-02T00:00:00Z", 100);
+        assert!(check(&manifest("c", "2026-01-03T00:00:00Z", 100), &current, 0.5).is_ok());
+        assert!(check(&manifest("c", "2026-01-02T00:00:00Z", 100), &current, 0.5).is_ok());
+        let err = check(&manifest("a", "2026-01-01T00:00:00Z", 100), &current, 0.5).unwrap_err();
+        assert!(matches!(err, PromoteError::Older { .. }), "{err}");
+    }
+
+    #[test]
+    fn shrinking_past_the_ratio_is_refused() {
+        let current = manifest("b", "2026-01-02T00:00:00Z", 100);
+        let newer = |docs| manifest("c", "2026-01-03T00:00:00Z", docs);
+        assert!(check(&newer(50), &current, 0.5).is_ok());
+        assert!(matches!(
+            check(&newer(49), &current, 0.5),
+            Err(PromoteError::Shrunk { .. })
+        ));
+        assert!(check(&newer(0), &current, 1.0).is_ok());
+        // The same commit again is never refused.
+        assert!(check(&manifest("b", "2026-01-02T00:00:00Z", 1), &current, 0.5).is_ok());
+    }
 }

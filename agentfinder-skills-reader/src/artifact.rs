@@ -139,36 +139,36 @@ pub async fn read_verified_file(
     Ok(bytes)
 }
 
-/// Reads and verifies every file of the artifact at `location`.
-///
-/// Checks digests against `_SUCCESS`, that the manifest parses, carries a
-/// schema version this reader knows, and names the same commit as `_SUCCESS`.
-/// Documents are not parsed: see [`check_documents`].
-pub async fn read_artifact(
+/// Reads `_SUCCESS` and the manifest of `location`, verified and checked
+/// against each other, without reading the (possibly large) documents.
+pub async fn read_manifest(
     store: &Store,
     location: &ArtifactLocation,
-) -> Result<Artifact, ReadError> {
+) -> Result<(SuccessMarker, Manifest), ReadError> {
+    let (success, manifest, _) = read_head(store, location).await?;
+    Ok((success, manifest))
+}
+
+async fn read_head(
+    store: &Store,
+    location: &ArtifactLocation,
+) -> Result<(SuccessMarker, Manifest, Bytes), ReadError> {
     let success = read_success(store, location)
         .await?
         .ok_or_else(|| ReadError::NotFound {
             location: location.to_string(),
         })?;
-    let mut files = BTreeMap::new();
-    for file in DATA_FILES {
-        let bytes = read_verified_file(store, location, &success, file).await?;
-        files.insert(file.to_string(), bytes);
-    }
-    let invalid = |file: &str, line: Option<usize>, message: String| ReadError::Invalid {
+    let bytes = read_verified_file(store, location, &success, MANIFEST_FILE).await?;
+    let invalid = |line: Option<usize>, message: String| ReadError::Invalid {
         location: location.to_string(),
-        file: file.to_string(),
+        file: MANIFEST_FILE.to_string(),
         line,
         message,
     };
-    let manifest: Manifest = serde_json::from_slice(&files[MANIFEST_FILE])
-        .map_err(|e| invalid(MANIFEST_FILE, Some(e.line()), e.to_string()))?;
+    let manifest: Manifest =
+        serde_json::from_slice(&bytes).map_err(|e| invalid(Some(e.line()), e.to_string()))?;
     if manifest.schema_version != SCHEMA_VERSION || success.schema_version != SCHEMA_VERSION {
         return Err(invalid(
-            MANIFEST_FILE,
             None,
             format!(
                 "schema_version {} (marker {}) is not {SCHEMA_VERSION}, the version this reader knows",
@@ -178,7 +178,6 @@ pub async fn read_artifact(
     }
     if manifest.source_commit != success.commit {
         return Err(invalid(
-            MANIFEST_FILE,
             None,
             format!(
                 "source_commit {} differs from {SUCCESS_FILE} commit {}",
@@ -188,24 +187,46 @@ pub async fn read_artifact(
     }
     if let ArtifactLocation::Commit(commit) = location {
         if commit != &success.commit {
-            return Err(invalid(
-                SUCCESS_FILE,
-                None,
-                format!(
+            return Err(ReadError::Invalid {
+                location: location.to_string(),
+                file: SUCCESS_FILE.to_string(),
+                line: None,
+                message: format!(
                     "names commit {} but lives under commits/{commit}/",
                     success.commit
                 ),
-            ));
+            });
         }
     }
     for (file, digest) in &manifest.files {
         if success.files.get(file) != Some(digest) {
             return Err(invalid(
-                MANIFEST_FILE,
                 None,
                 format!("its digest of {file} differs from {SUCCESS_FILE}"),
             ));
         }
+    }
+    Ok((success, manifest, bytes))
+}
+
+/// Reads and verifies every file of the artifact at `location`.
+///
+/// Checks digests against `_SUCCESS`, that the manifest parses, carries a
+/// schema version this reader knows, and names the same commit as `_SUCCESS`.
+/// Documents are not parsed: see [`check_documents`].
+pub async fn read_artifact(
+    store: &Store,
+    location: &ArtifactLocation,
+) -> Result<Artifact, ReadError> {
+    let (success, manifest, manifest_bytes) = read_head(store, location).await?;
+    let mut files = BTreeMap::new();
+    for file in DATA_FILES {
+        let bytes = if file == MANIFEST_FILE {
+            manifest_bytes.clone()
+        } else {
+            read_verified_file(store, location, &success, file).await?
+        };
+        files.insert(file.to_string(), bytes);
     }
     let documents = files[DOCUMENTS_FILE].clone();
     Ok(Artifact {
