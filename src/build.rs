@@ -65,6 +65,8 @@ pub struct BuildSummary {
     pub promotion: Option<Promotion>,
     /// Where it was written.
     pub store: String,
+    /// Outcome of the load stage, set by the caller.
+    pub load: Option<String>,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -82,8 +84,15 @@ impl BuildSummary {
             Some(Promotion::Promoted { .. }) => "promoted",
         };
         format!(
-            "summary: commit={} schema={SCHEMA_VERSION} status={status} skills={} documents={} skipped={} warnings={} latest={promotion} store={} seconds={:.2}",
-            self.commit, self.skills, self.documents, self.skipped, self.warnings, self.store, self.seconds
+            "summary: commit={} schema={SCHEMA_VERSION} status={status} skills={} documents={} skipped={} warnings={} latest={promotion} load={} store={} seconds={:.2}",
+            self.commit,
+            self.skills,
+            self.documents,
+            self.skipped,
+            self.warnings,
+            self.load.as_deref().unwrap_or("not-run"),
+            self.store,
+            self.seconds
         )
     }
 }
@@ -185,6 +194,7 @@ async fn already_built(
         warnings: manifest.warnings.len(),
         promotion: None,
         store: String::new(),
+        load: None,
         seconds: 0.0,
     })
 }
@@ -225,6 +235,7 @@ async fn build_new(
         warnings: assembled.warnings.len(),
         promotion: None,
         store: String::new(),
+        load: None,
         seconds: 0.0,
     })
 }

@@ -14,7 +14,9 @@ use agentfinder_skills::report::Reporter;
 use agentfinder_skills::source::SourceSpec;
 use agentfinder_skills::validate::StrictPolicy;
 use agentfinder_skills::verify::verify;
+use agentfinder_skills_reader::cli::{describe_sync, sync_or_load, MeiliArgs, ReaderCommand};
 use agentfinder_skills_reader::contract::ArtifactLocation;
+use agentfinder_skills_reader::meili::{ping, RetryPolicy, SyncOptions};
 use agentfinder_skills_reader::store::Store;
 
 /// Exit codes, one per failure class (see README, "Exit codes").
@@ -25,6 +27,7 @@ mod exit {
     pub const STORAGE: u8 = 5;
     pub const PROMOTION_REFUSED: u8 = 6;
     pub const VERIFY_FAILED: u8 = 7;
+    pub const LOAD: u8 = 8;
 }
 
 #[derive(Parser)]
@@ -46,6 +49,8 @@ enum Command {
     Verify(VerifyArgs),
     /// Make latest/ equal to an existing commits/<commit>/.
     Promote(PromoteArgs),
+    #[command(flatten)]
+    Reader(ReaderCommand),
 }
 
 #[derive(Args)]
@@ -84,6 +89,11 @@ struct BuildArgs {
     /// (comma-separated warning classes), on every skip and those classes.
     #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
     strict: Option<String>,
+    /// Fail (exit 8) when the direct load into Meilisearch cannot run or fails.
+    #[arg(long)]
+    require_load: bool,
+    #[command(flatten)]
+    meili: MeiliArgs,
 }
 
 #[derive(Args)]
@@ -121,12 +131,16 @@ fn main() -> ExitCode {
             Command::Build(args) => run_build(args).await,
             Command::Verify(args) => run_verify(args).await,
             Command::Promote(args) => run_promote(args).await,
+            Command::Reader(command) => run_reader(command).await,
         }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {:#}", failure.error);
+            let message = format!("{:#}", failure.error);
+            if !message.is_empty() {
+                eprintln!("error: {message}");
+            }
             ExitCode::from(failure.code)
         }
     }
@@ -142,6 +156,16 @@ impl Failure {
     fn new(code: u8, error: impl Into<anyhow::Error>) -> Self {
         Self {
             error: error.into(),
+            code,
+        }
+    }
+}
+
+impl Failure {
+    /// A failure whose command already said why (health's exit codes).
+    fn silent(code: u8) -> Self {
+        Self {
+            error: anyhow::anyhow!(""),
             code,
         }
     }
@@ -211,8 +235,75 @@ async fn run_build(args: BuildArgs) -> Result<(), Failure> {
             previous.as_deref().unwrap_or("empty")
         ));
     }
+    let location = if args.no_promote {
+        ArtifactLocation::Commit(summary.commit.clone())
+    } else {
+        ArtifactLocation::Latest
+    };
+    let load = direct_load(&args, &store, location).await;
+    let mut summary = summary;
+    summary.load = Some(match &load {
+        Ok(outcome) => outcome.clone(),
+        Err(_) => "failed".to_string(),
+    });
     println!("{}", summary.line());
-    Ok(())
+    load.map(|_| ())
+}
+
+/// The optional load stage: sync Meilisearch when MEILI_URL is set and
+/// reachable; otherwise say why it was skipped (a failure with --require-load).
+async fn direct_load(
+    args: &BuildArgs,
+    store: &Store,
+    location: ArtifactLocation,
+) -> Result<String, Failure> {
+    let skipped = |why: String| {
+        if args.require_load {
+            Err(Failure::new(
+                exit::LOAD,
+                anyhow::anyhow!("load required but skipped: {why}"),
+            ))
+        } else {
+            eprintln!("load: skipped ({why})");
+            Ok("skipped".to_string())
+        }
+    };
+    let Some(config) = args.meili.config() else {
+        return skipped("MEILI_URL is not set".into());
+    };
+    let mut probe = config.clone();
+    probe.retry = RetryPolicy::exponential(std::time::Duration::from_millis(500), 1);
+    probe.call_timeout = probe.call_timeout.min(std::time::Duration::from_secs(5));
+    if let Err(e) = ping(&probe).await {
+        return skipped(format!(
+            "Meilisearch at {} is unreachable: {e}",
+            config.display_url()
+        ));
+    }
+    let options = SyncOptions {
+        location,
+        ..SyncOptions::latest(&args.meili.state)
+    };
+    let report = sync_or_load(store, &config, &options, false)
+        .await
+        .map_err(|f| Failure::new(exit::LOAD, anyhow::anyhow!(f.message)))?;
+    eprintln!("{}", describe_sync(&report, &config));
+    Ok(match report.outcome {
+        agentfinder_skills_reader::meili::LoadOutcome::Unchanged => "unchanged".to_string(),
+        agentfinder_skills_reader::meili::LoadOutcome::Loaded(_) => "loaded".to_string(),
+    })
+}
+
+async fn run_reader(command: ReaderCommand) -> Result<(), Failure> {
+    let config = match std::path::Path::new("pipeline.toml").exists() {
+        true => Config::load("pipeline.toml".as_ref()).unwrap_or_default(),
+        false => Config::default(),
+    };
+    match agentfinder_skills_reader::cli::run(command, &config.output.store).await {
+        Ok(0) => Ok(()),
+        Ok(code) => Err(Failure::silent(code)),
+        Err(failure) => Err(Failure::new(failure.code, anyhow::anyhow!(failure.message))),
+    }
 }
 
 async fn run_verify(args: VerifyArgs) -> Result<(), Failure> {

@@ -10,7 +10,9 @@
 //! Space) can depend on it alone.
 
 pub mod artifact;
+pub mod cli;
 pub mod contract;
+pub mod meili;
 pub mod store;
 
 pub use artifact::{read_artifact, read_artifact_retrying, Artifact, ReadError};

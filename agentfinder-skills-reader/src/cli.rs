@@ -1,0 +1,298 @@
+//! The serving-side commands (`sync`, `load`, `search`, `health`), shared by
+//! this crate's thin binary and the builder's binary so both take the same
+//! flags and print the same things.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use crate::contract::ArtifactLocation;
+use crate::meili::{
+    self, LoadOutcome, MeiliConfig, RetryPolicy, SearchOptions, SyncError, SyncOptions,
+};
+use crate::store::Store;
+
+/// Exit codes of the serving commands.
+pub mod exit {
+    /// Anything not listed.
+    pub const FAILURE: u8 = 1;
+    /// The artifact store failed or the artifact is unreadable (after retries).
+    pub const STORAGE: u8 = 5;
+    /// Meilisearch is not configured, unreachable, or failed the load.
+    pub const MEILI: u8 = 8;
+}
+
+/// Serving-side subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ReaderCommand {
+    /// Bring the live Meilisearch index up to date with the store's artifact (a no-op if it is).
+    Sync(SyncArgs),
+    /// Load the artifact into Meilisearch unconditionally (staging index, atomic swap).
+    Load(SyncArgs),
+    /// Search the live index; one best hit per skill.
+    Search(SearchArgs),
+    /// Report configured / reachable / loaded / stale; exit 0 only when loaded and fresh.
+    Health(HealthArgs),
+}
+
+/// How to reach Meilisearch (the key comes from MEILI_MASTER_KEY or MEILI_API_KEY only).
+#[derive(Debug, Clone, Args)]
+pub struct MeiliArgs {
+    /// Meilisearch URL.
+    #[arg(
+        long = "meili-url",
+        env = "MEILI_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub url: Option<String>,
+    /// Timeout of each HTTP call, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Timeout of each Meilisearch task (indexing, swap), in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
+    pub task_timeout: f64,
+    /// Retries of a 429, 5xx or timeout, with exponential backoff.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub retries: u32,
+    /// First backoff pause, in seconds (then doubled: 1, 2, 4 by default).
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub retry_pause: f64,
+    /// Loaded-state file recording what the live index holds.
+    #[arg(
+        long,
+        env = "AGENTFINDER_STATE",
+        value_name = "PATH",
+        default_value = "agentfinder-loaded.json"
+    )]
+    pub state: PathBuf,
+}
+
+impl MeiliArgs {
+    /// The configuration, or `None` without a URL.
+    pub fn config(&self) -> Option<MeiliConfig> {
+        let url = self.url.as_ref().filter(|u| !u.trim().is_empty())?;
+        let mut config = MeiliConfig::new(url);
+        config.call_timeout = Duration::from_secs_f64(self.timeout.max(0.001));
+        config.task_timeout = Duration::from_secs_f64(self.task_timeout.max(0.001));
+        config.retry = RetryPolicy::exponential(
+            Duration::from_secs_f64(self.retry_pause.max(0.0)),
+            self.retries,
+        );
+        Some(config)
+    }
+}
+
+/// `sync` and `load`.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Artifact store (folder or object_store URL).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Artifact to load: `latest` or a commit id.
+    #[arg(long, value_name = "SHA|latest", default_value = "latest")]
+    pub commit: String,
+    #[command(flatten)]
+    pub meili: MeiliArgs,
+}
+
+/// `search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for, in your own words.
+    pub query: String,
+    /// Most results.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Meilisearch filter, e.g. `kind = skill` or `skill = pdf`.
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// Every matching section, not one best hit per skill.
+    #[arg(long)]
+    pub all_sections: bool,
+    /// Print JSON (Agent Finder SearchResult objects).
+    #[arg(long)]
+    pub json: bool,
+    /// Index to search [default: the loaded one, else hf_skills].
+    #[arg(long)]
+    pub index: Option<String>,
+    #[command(flatten)]
+    pub meili: MeiliArgs,
+}
+
+/// `health`.
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Artifact store to compare with.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Index to check [default: the loaded one, else hf_skills].
+    #[arg(long)]
+    pub index: Option<String>,
+    #[command(flatten)]
+    pub meili: MeiliArgs,
+}
+
+/// A command failed, with its exit code and a secret-free message.
+#[derive(Debug)]
+pub struct CommandFailure {
+    /// Exit code.
+    pub code: u8,
+    /// What to print.
+    pub message: String,
+}
+
+impl CommandFailure {
+    fn new(code: u8, message: impl std::fmt::Display) -> Self {
+        Self {
+            code,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Runs a serving command; `default_store` applies when `--store` is absent.
+/// Returns the exit code (0 on success; `health` has its own codes).
+pub async fn run(command: ReaderCommand, default_store: &str) -> Result<u8, CommandFailure> {
+    match command {
+        ReaderCommand::Sync(args) => run_sync(args, default_store, false).await,
+        ReaderCommand::Load(args) => run_sync(args, default_store, true).await,
+        ReaderCommand::Search(args) => run_search(args).await,
+        ReaderCommand::Health(args) => run_health(args, default_store).await,
+    }
+}
+
+async fn run_sync(args: SyncArgs, default_store: &str, force: bool) -> Result<u8, CommandFailure> {
+    let config = args.meili.config().ok_or_else(|| {
+        CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
+    })?;
+    let store = Store::open(args.store.as_deref().unwrap_or(default_store))
+        .map_err(|e| CommandFailure::new(exit::STORAGE, e))?;
+    let options = SyncOptions {
+        location: ArtifactLocation::parse(&args.commit),
+        ..SyncOptions::latest(&args.meili.state)
+    };
+    let report = sync_or_load(&store, &config, &options, force).await?;
+    println!("{}", describe_sync(&report, &config));
+    Ok(0)
+}
+
+/// Runs a sync (or a forced load) and maps failures to exit codes.
+pub async fn sync_or_load(
+    store: &Store,
+    config: &MeiliConfig,
+    options: &SyncOptions,
+    force: bool,
+) -> Result<meili::LoadReport, CommandFailure> {
+    let result = if force {
+        meili::load(store, config, options).await
+    } else {
+        meili::sync(store, config, options).await
+    };
+    result.map_err(|e| {
+        let code = match &e {
+            SyncError::Artifact(_) => exit::STORAGE,
+            SyncError::Meili(_) | SyncError::State { .. } => exit::MEILI,
+        };
+        CommandFailure::new(
+            code,
+            format!(
+                "{}; the live index was left as it was",
+                config.scrub(&e.to_string())
+            ),
+        )
+    })
+}
+
+/// The one line a sync prints.
+pub fn describe_sync(report: &meili::LoadReport, config: &MeiliConfig) -> String {
+    let outcome = match &report.outcome {
+        LoadOutcome::Unchanged => "outcome=unchanged".to_string(),
+        LoadOutcome::Loaded(reason) => format!("outcome=loaded reason=\"{reason}\""),
+    };
+    format!(
+        "sync: meilisearch={} index={} commit={} documents={} {outcome} seconds={:.2}",
+        config.display_url(),
+        report.index,
+        report.commit,
+        report.documents,
+        report.seconds
+    )
+}
+
+fn index_name(explicit: Option<String>, state: &std::path::Path) -> String {
+    explicit
+        .or_else(|| meili::LoadedState::read(state).map(|s| s.index))
+        .unwrap_or_else(|| "hf_skills".to_string())
+}
+
+async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
+    let config = args.meili.config().ok_or_else(|| {
+        CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
+    })?;
+    let options = SearchOptions {
+        index: index_name(args.index, &args.meili.state),
+        limit: args.limit,
+        filter: args.filter,
+        all_sections: args.all_sections,
+    };
+    let results = meili::search(&config, &args.query, &options)
+        .await
+        .map_err(|e| CommandFailure::new(exit::MEILI, e))?;
+    if args.json || !std::io::stdout().is_terminal() {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results).unwrap_or_default()
+        );
+    } else {
+        println!(
+            "{:>6}  {:<28}  {:<40}  url",
+            "score", "skill", "description"
+        );
+        for r in &results {
+            let description: String = r.description.chars().take(40).collect();
+            println!(
+                "{:>6.3}  {:<28}  {:<40}  {}",
+                r.score,
+                r.display_name,
+                description.replace('\n', " "),
+                r.url
+            );
+        }
+    }
+    Ok(0)
+}
+
+async fn run_health(args: HealthArgs, default_store: &str) -> Result<u8, CommandFailure> {
+    let config = args.meili.config();
+    let store = Store::open(args.store.as_deref().unwrap_or(default_store)).ok();
+    let index = index_name(args.index, &args.meili.state);
+    let report = meili::health(config.as_ref(), store.as_ref(), &index, &args.meili.state).await;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        println!(
+            "health: configured={} reachable={} loaded={} stale={} index={index} loaded_commit={} artifact_commit={} documents={}",
+            report.configured,
+            report.reachable,
+            report.loaded,
+            report.stale,
+            opt(&report.loaded_commit),
+            opt(&report.artifact_commit),
+            report.document_count.map_or("-".into(), |c| c.to_string())
+        );
+        for problem in &report.problems {
+            eprintln!("health: {problem}");
+        }
+    }
+    Ok(report.exit_code())
+}

@@ -1,0 +1,39 @@
+//! `agentfinder-skills-reader`: the thin binary a Space runs at start-up and
+//! on refresh (`sync`, `search`, `health`). No Markdown, no git.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use agentfinder_skills_reader::cli::{run, ReaderCommand};
+
+#[derive(Parser)]
+#[command(
+    name = "agentfinder-skills-reader",
+    version,
+    about = "Keeps a Meilisearch index in sync with agent-skills artifacts, and searches it."
+)]
+struct Cli {
+    /// Artifact store used when a command has no --store.
+    #[arg(
+        long,
+        env = "AGENTFINDER_STORE",
+        global = true,
+        default_value = "./artifacts"
+    )]
+    default_store: String,
+    #[command(subcommand)]
+    command: ReaderCommand,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command, &cli.default_store).await {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) => {
+            eprintln!("error: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}

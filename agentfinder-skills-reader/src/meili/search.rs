@@ -1,0 +1,172 @@
+//! Searching the live index, returning Agent Finder `SearchResult`s.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::retry::call;
+use super::{MeiliConfig, MeiliError};
+use crate::contract::SKILL_MEDIA_TYPE;
+
+/// What to search.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// The live index.
+    pub index: String,
+    /// Most results.
+    pub limit: usize,
+    /// A Meilisearch filter expression (`kind = skill`).
+    pub filter: Option<String>,
+    /// Every matching section, not only the best hit per skill.
+    pub all_sections: bool,
+}
+
+/// One hit, in Agent Finder's `SearchResult` shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    /// `<repo with / as ->:<document id>`.
+    pub identifier: String,
+    /// The skill.
+    pub display_name: String,
+    /// The section title, or the skill description for a skill hit.
+    pub description: String,
+    /// `application/ai-skill`.
+    pub media_type: String,
+    /// Link to the file (and section), pinned to the commit.
+    pub url: String,
+    /// Meilisearch's `_rankingScore`.
+    pub score: f64,
+    /// Where it came from.
+    pub metadata: SearchMetadata,
+}
+
+/// `SearchResult.metadata`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchMetadata {
+    /// `owner/name`.
+    pub source: String,
+    /// `meilisearch`.
+    pub source_type: String,
+    /// The skill's folder name.
+    pub skill: String,
+    /// Path of the SKILL.md.
+    pub path: String,
+    /// Source commit.
+    pub commit: String,
+    /// Same as `score`.
+    pub ranking_score: f64,
+    /// `skill` or `skill_section`.
+    pub kind: String,
+}
+
+/// Searches with `showRankingScore`, one best hit per skill (Meilisearch's
+/// search-time `distinct` on `skill`) unless `all_sections`. On a server
+/// that predates search-time `distinct` (before v1.14), falls back to
+/// grouping the hits here.
+pub async fn search(
+    config: &MeiliConfig,
+    query: &str,
+    options: &SearchOptions,
+) -> Result<Vec<SearchResult>, MeiliError> {
+    let client = config.client()?;
+    let index = client.index(&options.index);
+    let run = |distinct: bool, limit: usize| {
+        let index = &index;
+        async move {
+            call(config, "search", || async move {
+                let mut q = index.search();
+                q.with_query(query)
+                    .with_limit(limit)
+                    .with_show_ranking_score(true);
+                if let Some(filter) = &options.filter {
+                    q.with_filter(filter);
+                }
+                if distinct {
+                    q.with_distinct("skill");
+                }
+                q.execute::<Value>().await
+            })
+            .await
+        }
+    };
+    let grouped_here = !options.all_sections;
+    let results = match run(!options.all_sections, options.limit).await {
+        Err(MeiliError::Rejected { message, .. })
+            if grouped_here && message.contains("distinct") =>
+        {
+            run(false, options.limit * 10).await?
+        }
+        other => other?,
+    };
+    let mut seen = std::collections::HashSet::new();
+    let hits = results
+        .hits
+        .into_iter()
+        .map(|hit| to_result(&hit.result, hit.ranking_score.unwrap_or(0.0)))
+        .filter(|r| options.all_sections || seen.insert(r.metadata.skill.clone()))
+        .take(options.limit)
+        .collect();
+    Ok(hits)
+}
+
+fn to_result(doc: &Value, score: f64) -> SearchResult {
+    let text = |key: &str| {
+        doc.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let kind = text("kind");
+    let description = if kind == crate::contract::KIND_SKILL || text("title").is_empty() {
+        text("skill_description")
+    } else {
+        text("title")
+    };
+    let repo = text("repo");
+    SearchResult {
+        identifier: format!("{}:{}", repo.replace('/', "-"), text("id")),
+        display_name: text("skill"),
+        description,
+        media_type: SKILL_MEDIA_TYPE.to_string(),
+        url: text("url"),
+        score,
+        metadata: SearchMetadata {
+            source: repo,
+            source_type: "meilisearch".to_string(),
+            skill: text("skill"),
+            path: text("path"),
+            commit: text("commit"),
+            ranking_score: score,
+            kind,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hits_become_agent_finder_results() {
+        let doc = json!({"id": "x-1", "repo": "huggingface/skills", "skill": "pdf", "kind": "skill_section",
+                         "title": "Merging", "skill_description": "Reads PDFs", "url": "https://u#merging",
+                         "path": "skills/pdf/SKILL.md", "commit": "abc"});
+        let r = to_result(&doc, 0.9679);
+        let value = serde_json::to_value(&r).unwrap();
+        assert_eq!(value["identifier"], "huggingface-skills:x-1");
+        assert_eq!(value["displayName"], "pdf");
+        assert_eq!(value["description"], "Merging");
+        assert_eq!(value["mediaType"], "application/ai-skill");
+        assert_eq!(value["score"], 0.9679);
+        assert_eq!(value["metadata"]["sourceType"], "meilisearch");
+        assert_eq!(value["metadata"]["rankingScore"], 0.9679);
+        assert_eq!(value["metadata"]["commit"], "abc");
+        let skill = to_result(
+            &json!({"kind": "skill", "title": "pdf", "skill_description": "Reads PDFs"}),
+            1.0,
+        );
+        assert_eq!(skill.description, "Reads PDFs");
+    }
+}

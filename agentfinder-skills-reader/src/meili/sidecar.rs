@@ -1,0 +1,51 @@
+//! The loaded-state sidecar file: which artifact the live index holds.
+//!
+//! Written atomically (temp file + rename) after a successful swap. It
+//! never holds a URL or a key.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// What was loaded into the live index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadedState {
+    /// Contract version of the loaded artifact.
+    pub schema_version: u32,
+    /// Its source commit.
+    pub source_commit: String,
+    /// sha256 of its NDJSON.
+    pub documents_sha256: String,
+    /// Documents loaded.
+    pub document_count: u64,
+    /// The live index.
+    pub index: String,
+    /// When, RFC 3339.
+    pub loaded_at: String,
+}
+
+impl LoadedState {
+    /// Reads the sidecar; `None` when missing or unreadable (a reload follows).
+    pub fn read(path: &Path) -> Option<Self> {
+        let bytes = std::fs::read(path).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Writes the sidecar atomically.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let tmp = dir.join(format!(
+            ".{}.tmp-{}",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("state"),
+            std::process::id()
+        ));
+        let mut bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, path)
+    }
+}

@@ -1,0 +1,388 @@
+//! Fault injection: an HTTP test server plays Meilisearch and injects what a
+//! real server rarely produces (429, 5xx, hangs, failed tasks). Every fault
+//! must give the documented outcome and leave the live index untouched: no
+//! swap, no sidecar.
+
+mod common;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentfinder_skills_reader::meili::{
+    sync, LoadOutcome, MeiliConfig, MeiliError, RetryPolicy, Secret, SyncError, SyncOptions,
+};
+use agentfinder_skills_reader::store::Store;
+use serde_json::json;
+use wiremock::matchers::{method, path, path_regex};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+const INDEX: &str = "hf_skills";
+
+fn task_info(uid: u32, kind: &str) -> ResponseTemplate {
+    ResponseTemplate::new(202).set_body_json(json!({
+        "taskUid": uid, "indexUid": INDEX, "status": "enqueued", "type": kind,
+        "enqueuedAt": "2026-01-01T00:00:00Z"
+    }))
+}
+
+fn stats(count: u64) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "numberOfDocuments": count, "numberOfEmbeddedDocuments": 0, "numberOfEmbeddings": 0,
+        "rawDocumentDbSize": 0, "avgDocumentSize": 0, "isIndexing": false, "fieldDistribution": {}
+    }))
+}
+
+fn not_found() -> ResponseTemplate {
+    ResponseTemplate::new(404).set_body_json(json!({
+        "message": "Index `hf_skills` not found.", "code": "index_not_found",
+        "type": "invalid_request", "link": "https://docs.meilisearch.com/errors#index_not_found"
+    }))
+}
+
+/// Answers GET /tasks/{uid}: succeeded, or failed for `failing` uids.
+struct Tasks {
+    failing: Vec<u32>,
+}
+
+impl Respond for Tasks {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let uid: u32 = request
+            .url
+            .path()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut body = json!({
+            "uid": uid, "indexUid": INDEX, "status": "succeeded", "type": "documentAdditionOrUpdate",
+            "details": {"receivedDocuments": 4, "indexedDocuments": 4}, "duration": "PT0.001S",
+            "enqueuedAt": "2026-01-01T00:00:00Z", "startedAt": "2026-01-01T00:00:00Z",
+            "finishedAt": "2026-01-01T00:00:00Z", "error": null, "canceledBy": null
+        });
+        if self.failing.contains(&uid) {
+            body["status"] = json!("failed");
+            body["error"] = json!({"message": "Document `x` has an invalid `id`.", "code": "invalid_document_id",
+                                   "type": "invalid_request", "link": "https://docs.meilisearch.com/errors"});
+        }
+        ResponseTemplate::new(200).set_body_json(body)
+    }
+}
+
+/// A server with a live index of 7 documents where everything succeeds;
+/// `documents` answers the document upload.
+async fn server(documents: ResponseTemplate, failing_tasks: Vec<u32>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/health"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"status": "available"})))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("/indexes/{INDEX}/stats")))
+        .respond_with(stats(7))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("/indexes/{INDEX}_staging/stats")))
+        .respond_with(stats(4))
+        .mount(&server)
+        .await;
+    Mock::given(method("DELETE"))
+        .and(path_regex(r"^/indexes/.*"))
+        .respond_with(task_info(1, "indexDeletion"))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/indexes"))
+        .respond_with(task_info(2, "indexCreation"))
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path(format!("/indexes/{INDEX}_staging/settings")))
+        .respond_with(task_info(3, "settingsUpdate"))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(format!("/indexes/{INDEX}_staging/documents")))
+        .respond_with(documents)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/swap-indexes"))
+        .respond_with(task_info(5, "indexSwap"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path_regex(r"^/tasks/\d+$"))
+        .respond_with(Tasks {
+            failing: failing_tasks,
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+fn config(server: &MockServer) -> MeiliConfig {
+    MeiliConfig {
+        api_key: Some(Secret::new("test-master-key-123")),
+        call_timeout: Duration::from_millis(500),
+        task_timeout: Duration::from_secs(5),
+        poll_interval: Duration::from_millis(5),
+        retry: RetryPolicy::exponential(Duration::from_millis(20), 3),
+        ..MeiliConfig::new(server.uri())
+    }
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    store: Store,
+    options: SyncOptions,
+}
+
+fn artifact() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    common::write_artifact(
+        dir.path(),
+        "latest",
+        "c1",
+        INDEX,
+        &common::sample_docs("c1"),
+    );
+    let store = Store::open(dir.path().join("").to_str().unwrap()).unwrap();
+    let options = SyncOptions {
+        artifact_attempts: 1,
+        ..SyncOptions::latest(dir.path().join("state.json"))
+    };
+    Setup {
+        _dir: dir,
+        store,
+        options,
+    }
+}
+
+async fn requests_to(server: &MockServer, verb: &str, route: &str) -> usize {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.method.as_str() == verb && r.url.path() == route)
+        .count()
+}
+
+async fn assert_live_untouched(server: &MockServer, setup: &Setup) {
+    assert_eq!(
+        requests_to(server, "POST", "/swap-indexes").await,
+        0,
+        "no swap may happen"
+    );
+    assert_eq!(
+        requests_to(server, "DELETE", &format!("/indexes/{INDEX}")).await,
+        0,
+        "live index never deleted"
+    );
+    assert!(
+        !setup.options.state_path.exists(),
+        "no loaded state recorded"
+    );
+}
+
+#[tokio::test]
+async fn the_happy_path_swaps_and_records_state() {
+    let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
+    let setup = artifact();
+    let report = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap();
+    assert!(
+        matches!(report.outcome, LoadOutcome::Loaded(_)),
+        "{report:?}"
+    );
+    assert_eq!(report.documents, 4);
+    assert_eq!(requests_to(&server, "POST", "/swap-indexes").await, 1);
+    let state = std::fs::read_to_string(&setup.options.state_path).unwrap();
+    assert!(
+        state.contains("\"c1\"") && !state.contains("test-master-key"),
+        "{state}"
+    );
+    // Documents went to the staging index, as NDJSON, with the key as a bearer token.
+    let uploads: Vec<_> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.url.path().ends_with("_staging/documents"))
+        .collect();
+    assert_eq!(uploads.len(), 1);
+    assert_eq!(uploads[0].headers["content-type"], "application/x-ndjson");
+    assert_eq!(
+        uploads[0].headers["authorization"],
+        "Bearer test-master-key-123"
+    );
+    assert_eq!(String::from_utf8_lossy(&uploads[0].body).lines().count(), 4);
+}
+
+#[tokio::test]
+async fn a_429_is_retried_then_succeeds() {
+    let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
+    let hits = Arc::new(AtomicU32::new(0));
+    let counter = hits.clone();
+    Mock::given(method("GET"))
+        .and(path("/indexes/hf_skills/stats"))
+        .respond_with(move |_: &Request| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            ResponseTemplate::new(429)
+        })
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    let setup = artifact();
+    let report = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap();
+    assert!(matches!(report.outcome, LoadOutcome::Loaded(_)));
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "the 429 was served once");
+    assert_eq!(
+        requests_to(&server, "GET", "/indexes/hf_skills/stats").await,
+        2,
+        "then retried"
+    );
+}
+
+#[tokio::test]
+async fn a_5xx_until_retries_run_out_is_unavailable_and_changes_nothing() {
+    let server = server(ResponseTemplate::new(503), vec![]).await;
+    let setup = artifact();
+    let err = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap_err();
+    match &err {
+        SyncError::Meili(MeiliError::Unavailable {
+            attempts, message, ..
+        }) => {
+            assert_eq!(*attempts, 4, "1 try + 3 retries");
+            assert!(message.contains("503"), "{message}");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(
+        requests_to(&server, "POST", "/indexes/hf_skills_staging/documents").await,
+        4
+    );
+    assert_live_untouched(&server, &setup).await;
+    assert!(!err.to_string().contains("test-master-key"));
+}
+
+#[tokio::test]
+async fn a_hanging_response_hits_the_call_timeout() {
+    let hanging = task_info(4, "documentAdditionOrUpdate").set_delay(Duration::from_secs(10));
+    let server = server(hanging, vec![]).await;
+    let setup = artifact();
+    let mut config = config(&server);
+    config.retry = RetryPolicy::exponential(Duration::from_millis(10), 1);
+    let started = std::time::Instant::now();
+    let err = sync(&setup.store, &config, &setup.options)
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "gave up at the timeout, not the hang"
+    );
+    assert!(
+        matches!(&err, SyncError::Meili(MeiliError::Unavailable { message, .. }) if message.contains("timeout")),
+        "{err}"
+    );
+    assert_live_untouched(&server, &setup).await;
+}
+
+#[tokio::test]
+async fn a_failed_task_is_an_error_with_meilisearchs_message() {
+    let server = server(task_info(4, "documentAdditionOrUpdate"), vec![4]).await;
+    let setup = artifact();
+    let err = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, SyncError::Meili(MeiliError::TaskFailed { uid: 4, message, .. }) if message.contains("invalid `id`")),
+        "{err}"
+    );
+    assert_live_untouched(&server, &setup).await;
+}
+
+#[tokio::test]
+async fn other_4xx_are_not_retried() {
+    let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
+    Mock::given(method("PATCH")).and(path("/indexes/hf_skills_staging/settings"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(json!({
+            "message": "Unknown field `bogus`", "code": "bad_request", "type": "invalid_request", "link": ""
+        })))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    let setup = artifact();
+    let err = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, SyncError::Meili(MeiliError::Rejected { .. })),
+        "{err}"
+    );
+    assert_eq!(
+        requests_to(&server, "PATCH", "/indexes/hf_skills_staging/settings").await,
+        1
+    );
+    assert_live_untouched(&server, &setup).await;
+}
+
+#[tokio::test]
+async fn an_up_to_date_index_is_a_no_op() {
+    let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
+    let setup = artifact();
+    // First sync loads (the live index has 7 documents, the artifact 4).
+    sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap();
+    // Now the live index holds the 4 documents.
+    Mock::given(method("GET"))
+        .and(path("/indexes/hf_skills/stats"))
+        .respond_with(stats(4))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    let report = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap();
+    assert_eq!(report.outcome, LoadOutcome::Unchanged);
+    assert_eq!(
+        requests_to(&server, "POST", "/swap-indexes").await,
+        1,
+        "no second swap"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_live_index_is_created_before_the_swap() {
+    let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
+    Mock::given(method("GET"))
+        .and(path("/indexes/hf_skills/stats"))
+        .respond_with(not_found())
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    let setup = artifact();
+    let report = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap();
+    assert!(matches!(
+        report.outcome,
+        LoadOutcome::Loaded(agentfinder_skills_reader::meili::StaleReason::IndexMissing)
+    ));
+    assert_eq!(
+        requests_to(&server, "POST", "/indexes").await,
+        2,
+        "staging, then live"
+    );
+}

@@ -1,0 +1,213 @@
+//! Against a real Meilisearch, gated: set MEILI_TEST_URL (and MEILI_TEST_KEY
+//! for a server with a master key). Without them every test here returns
+//! early and says why. See README, "Testing against a real Meilisearch".
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentfinder_skills_reader::meili::{
+    health, search, sync, LoadOutcome, MeiliConfig, SearchOptions, Secret, StaleReason, SyncOptions,
+};
+use agentfinder_skills_reader::store::Store;
+use common::*;
+
+fn meili() -> Option<MeiliConfig> {
+    let Ok(url) = std::env::var("MEILI_TEST_URL") else {
+        eprintln!(
+            "skipped: MEILI_TEST_URL is not set (see README: Testing against a real Meilisearch)"
+        );
+        return None;
+    };
+    let mut config = MeiliConfig::new(url);
+    config.api_key = std::env::var("MEILI_TEST_KEY").ok().map(Secret::new);
+    config.task_timeout = Duration::from_secs(120);
+    Some(config)
+}
+
+struct Fixture {
+    repo: GitRepo,
+    work: tempfile::TempDir,
+    index: String,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let mut repo = GitRepo::new();
+        repo.write("skills/pdf/SKILL.md", skill("pdf", "Extract text from PDF files, fill forms, merge documents", "# Merging\n\nMerge several PDF files into one with merge.py.\n\n# Forms\n\nFill PDF form fields.\n"));
+        repo.write(
+            "skills/gif/SKILL.md",
+            skill(
+                "gif",
+                "Make tiny looping animated GIFs for chat reactions",
+                "# Frames\n\nDraw eight frames and loop them as an emoji.\n",
+            ),
+        );
+        repo.commit("first");
+        let work = tempfile::tempdir().unwrap();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let index = format!("afs_test_{}_{}", std::process::id(), nanos % 1_000_000_000);
+        std::fs::write(
+            work.path().join("pipeline.toml"),
+            format!("[output]\nindex = \"{index}\"\n"),
+        )
+        .unwrap();
+        Self { repo, work, index }
+    }
+
+    fn build(&self) {
+        let out = run(
+            self.work.path(),
+            &["build", "--source", self.repo.path().to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+
+    fn store(&self) -> Store {
+        Store::open(self.work.path().join("artifacts").to_str().unwrap()).unwrap()
+    }
+
+    fn options(&self) -> SyncOptions {
+        SyncOptions::latest(self.work.path().join("loaded.json"))
+    }
+
+    fn search_options(&self) -> SearchOptions {
+        SearchOptions {
+            index: self.index.clone(),
+            limit: 5,
+            filter: None,
+            all_sections: false,
+        }
+    }
+
+    async fn drop_index(&self, config: &MeiliConfig) {
+        let client = config.client().unwrap();
+        if let Ok(task) = client.delete_index(&self.index).await {
+            let _ = task
+                .wait_for_completion(&client, None, Some(Duration::from_secs(30)))
+                .await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn sync_search_noop_live_swap_wipe_and_health() {
+    let Some(config) = meili() else { return };
+    let mut fx = Fixture::new();
+    fx.build();
+    let store = fx.store();
+
+    let first = sync(&store, &config, &fx.options()).await.unwrap();
+    assert!(matches!(first.outcome, LoadOutcome::Loaded(_)), "{first:?}");
+
+    let hits = search(&config, "merge pdf files", &fx.search_options())
+        .await
+        .unwrap();
+    assert!(!hits.is_empty());
+    assert_eq!(hits[0].metadata.skill, "pdf");
+    assert!(
+        hits.windows(2).all(|w| w[0].score >= w[1].score),
+        "scores ordered"
+    );
+    assert!(hits
+        .iter()
+        .all(|h| h.score > 0.0 && h.score <= 1.0 && h.score == h.metadata.ranking_score));
+    let skills: std::collections::HashSet<_> =
+        hits.iter().map(|h| h.metadata.skill.clone()).collect();
+    assert_eq!(skills.len(), hits.len(), "one hit per skill");
+    let all = search(
+        &config,
+        "pdf",
+        &SearchOptions {
+            all_sections: true,
+            ..fx.search_options()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(all.iter().filter(|h| h.metadata.skill == "pdf").count() > 1);
+
+    let again = sync(&store, &config, &fx.options()).await.unwrap();
+    assert_eq!(again.outcome, LoadOutcome::Unchanged);
+
+    // A newer artifact is swapped in while searches keep running.
+    fx.repo.write(
+        "skills/csv/SKILL.md",
+        skill(
+            "csv",
+            "Read and write CSV tables",
+            "# Rows\n\nParse rows.\n",
+        ),
+    );
+    fx.repo.commit("second");
+    fx.build();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ok, bad) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let searcher = {
+        let (config, options, stop, ok, bad) = (
+            config.clone(),
+            fx.search_options(),
+            stop.clone(),
+            ok.clone(),
+            bad.clone(),
+        );
+        tokio::spawn(async move {
+            while !stop.load(Ordering::SeqCst) {
+                match search(&config, "pdf", &options).await {
+                    Ok(hits) if !hits.is_empty() => ok.fetch_add(1, Ordering::SeqCst),
+                    _ => bad.fetch_add(1, Ordering::SeqCst),
+                };
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    let swapped = sync(&store, &config, &fx.options()).await.unwrap();
+    stop.store(true, Ordering::SeqCst);
+    searcher.await.unwrap();
+    assert!(
+        matches!(
+            swapped.outcome,
+            LoadOutcome::Loaded(StaleReason::ArtifactChanged { .. })
+        ),
+        "{swapped:?}"
+    );
+    assert!(ok.load(Ordering::SeqCst) > 0);
+    assert_eq!(
+        bad.load(Ordering::SeqCst),
+        0,
+        "a search failed or came back empty during the swap"
+    );
+    let csv = search(&config, "csv tables", &fx.search_options())
+        .await
+        .unwrap();
+    assert_eq!(csv[0].metadata.skill, "csv");
+
+    // A wiped (restarted, empty) Meilisearch is reloaded despite the sidecar.
+    fx.drop_index(&config).await;
+    let reloaded = sync(&store, &config, &fx.options()).await.unwrap();
+    assert_eq!(
+        reloaded.outcome,
+        LoadOutcome::Loaded(StaleReason::IndexMissing)
+    );
+
+    let report = health(
+        Some(&config),
+        Some(&store),
+        &fx.index,
+        &fx.options().state_path,
+    )
+    .await;
+    assert!(
+        report.reachable && report.loaded && !report.stale,
+        "{report:?}"
+    );
+    assert_eq!(report.exit_code(), 0);
+    assert_eq!(report.loaded_commit, report.artifact_commit);
+
+    fx.drop_index(&config).await;
+}
