@@ -352,3 +352,43 @@ fn a_build_that_shrinks_too_much_is_not_promoted() {
     let out = run(work.path(), &["build", "--source", source, "--force"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn the_load_stage_is_skipped_with_a_reason_unless_required() {
+    let (repo, _, _) = two_commit_repo();
+    let work = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+        .args(["build", "--source", source])
+        .current_dir(work.path())
+        .env_remove("MEILI_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("load: skipped (MEILI_URL is not set)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("load=skipped"));
+
+    let unreachable = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+            .args(["build", "--source", source, "--retry-pause", "0.01"])
+            .args(extra)
+            .current_dir(work.path())
+            .env("MEILI_URL", "http://127.0.0.1:1")
+            .env("MEILI_MASTER_KEY", "very-secret-key")
+            .output()
+            .unwrap()
+    };
+    let out = unreachable(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("unreachable"), "{}", stderr(&out));
+    let out = unreachable(&["--require-load"]);
+    assert_eq!(out.status.code(), Some(8), "{}", stderr(&out));
+    assert!(stdout(&out).contains("load=failed"));
+    assert!(!stderr(&out).contains("very-secret-key") && !stdout(&out).contains("very-secret-key"));
+    // The artifact was written and promoted all the same.
+    assert!(work.path().join("artifacts/latest/_SUCCESS").exists());
+}

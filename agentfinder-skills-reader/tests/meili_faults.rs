@@ -386,3 +386,53 @@ async fn a_missing_live_index_is_created_before_the_swap() {
         "staging, then live"
     );
 }
+
+#[tokio::test]
+async fn health_reports_each_state_with_its_exit_code() {
+    use agentfinder_skills_reader::meili::health;
+    let setup = artifact();
+    let state = setup.options.state_path.clone();
+
+    let report = health(None, Some(&setup.store), INDEX, &state).await;
+    assert_eq!((report.configured, report.exit_code()), (false, 10));
+    assert_eq!(report.artifact_commit.as_deref(), Some("c1"));
+
+    let mut down = MeiliConfig::new("http://127.0.0.1:1");
+    down.retry = RetryPolicy::exponential(Duration::from_millis(1), 1);
+    let report = health(Some(&down), Some(&setup.store), INDEX, &state).await;
+    assert_eq!((report.reachable, report.exit_code()), (false, 11));
+
+    let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
+    let report = health(Some(&config(&server)), Some(&setup.store), INDEX, &state).await;
+    assert_eq!(
+        (report.reachable, report.loaded, report.exit_code()),
+        (true, false, 12)
+    );
+
+    sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap();
+    Mock::given(method("GET"))
+        .and(path("/indexes/hf_skills/stats"))
+        .respond_with(stats(4))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    let report = health(Some(&config(&server)), Some(&setup.store), INDEX, &state).await;
+    assert_eq!(
+        (report.loaded, report.stale, report.exit_code()),
+        (true, false, 0),
+        "{report:?}"
+    );
+
+    // The store moves on: the index is now stale.
+    common::write_artifact(
+        setup._dir.path(),
+        "latest",
+        "c2",
+        INDEX,
+        &common::sample_docs("c2"),
+    );
+    let report = health(Some(&config(&server)), Some(&setup.store), INDEX, &state).await;
+    assert_eq!((report.stale, report.exit_code()), (true, 13));
+}
