@@ -12,6 +12,8 @@ use crate::assemble::{assemble, Assembled, VersionInfo};
 use crate::config::Config;
 use crate::diagnostics::{Finding, WarningClass};
 use crate::extract::extract;
+use crate::failpoint::failpoint;
+use crate::lock::{LockError, LockTimes, StoreLock};
 use crate::marketplace::{parse_marketplace, Marketplace};
 use crate::promote::{promote, PromoteError, PromotePolicy, Promotion};
 use crate::report::Reporter;
@@ -115,6 +117,9 @@ pub enum BuildError {
     /// Promotion failed or was refused.
     #[error(transparent)]
     Promote(#[from] PromoteError),
+    /// A builder lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] LockError),
     /// A background task died.
     #[error("internal error: {0}")]
     Internal(String),
@@ -141,12 +146,21 @@ pub async fn build(
     ));
 
     let location = ArtifactLocation::Commit(commit.clone());
-    let mut summary = match read_success(store, &location)
-        .await
-        .map_err(|e| BuildError::Internal(e.to_string()))?
-    {
-        Some(_) => already_built(store, &location, &request.config).await?,
-        None => build_new(&request, snapshot, store, reporter).await?,
+    let mut summary = if is_complete(store, &location).await? {
+        already_built(store, &location, &request.config).await?
+    } else {
+        // One builder per commit at a time; one that waited finds it complete.
+        let purpose = format!("build {commit}");
+        let lock_name = format!("commit-{commit}");
+        let lock = StoreLock::acquire(store, &lock_name, &purpose, LockTimes::default()).await?;
+        failpoint("commit-after-lock");
+        let result = if is_complete(store, &location).await? {
+            already_built(store, &location, &request.config).await
+        } else {
+            build_new(&request, snapshot, store, reporter).await
+        };
+        lock.release().await;
+        result?
     };
     summary.store = store.display.clone();
     if request.promote {
@@ -158,6 +172,13 @@ pub async fn build(
     }
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+async fn is_complete(store: &Store, location: &ArtifactLocation) -> Result<bool, BuildError> {
+    read_success(store, location)
+        .await
+        .map(|marker| marker.is_some())
+        .map_err(|e| BuildError::Promote(PromoteError::Read(e)))
 }
 
 async fn open_source(request: &BuildRequest) -> Result<Snapshot, BuildError> {

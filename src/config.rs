@@ -8,6 +8,7 @@ use crate::catalog::CatalogHost;
 use crate::chunk::ChunkOptions;
 use crate::document::LinkTemplates;
 use crate::parse::ParseOptions;
+use agentfinder_skills_reader::store::StoreOptions;
 
 /// The configuration file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +59,8 @@ pub struct Config {
     pub promote: PromoteConfig,
     /// `ai-catalog.json` host fields.
     pub catalog: CatalogConfig,
+    /// How a remote artifact store is reached.
+    pub store: StoreOptions,
 }
 
 /// `[source]`.

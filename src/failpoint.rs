@@ -14,3 +14,18 @@ pub fn failpoint(name: &str) {
         std::process::abort();
     }
 }
+
+/// Every fail point, in the order a build that writes and promotes passes them.
+pub const FAILPOINTS: [&str; 11] = [
+    "commit-after-lock",
+    "commit-after-hf-skills.ndjson",
+    "commit-after-ai-catalog.json",
+    "commit-after-manifest.json",
+    "commit-after-success",
+    "promote-after-lock",
+    "promote-after-remove-success",
+    "promote-after-ai-catalog.json",
+    "promote-after-hf-skills.ndjson",
+    "promote-after-manifest.json",
+    "promote-after-latest-success",
+];

@@ -16,6 +16,7 @@ pub mod diagnostics;
 pub mod document;
 pub mod extract;
 pub mod failpoint;
+pub mod lock;
 pub mod marketplace;
 pub mod parse;
 pub mod promote;

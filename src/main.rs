@@ -191,7 +191,8 @@ fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
         .store
         .clone()
         .unwrap_or_else(|| config.output.store.clone());
-    let store = Store::open(&store_spec).map_err(|e| Failure::new(exit::STORAGE, e))?;
+    let store =
+        Store::open_with(&store_spec, &config.store).map_err(|e| Failure::new(exit::STORAGE, e))?;
     let reporter = Reporter {
         quiet: common.quiet,
         verbose: common.verbose,
@@ -223,7 +224,7 @@ async fn run_build(args: BuildArgs) -> Result<(), Failure> {
         let code = match &e {
             BuildError::Source(_) => exit::SOURCE,
             BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
-            BuildError::Write(_) | BuildError::Internal(_) => exit::STORAGE,
+            BuildError::Write(_) | BuildError::Internal(_) | BuildError::Lock(_) => exit::STORAGE,
             BuildError::Promote(p) => promote_code(p),
         };
         Failure::new(code, e)
@@ -343,6 +344,6 @@ fn promote_code(error: &agentfinder_skills::promote::PromoteError) -> u8 {
     use agentfinder_skills::promote::PromoteError;
     match error {
         PromoteError::Older { .. } | PromoteError::Shrunk { .. } => exit::PROMOTION_REFUSED,
-        PromoteError::Read(_) | PromoteError::Write(_) => exit::STORAGE,
+        PromoteError::Read(_) | PromoteError::Write(_) | PromoteError::Lock(_) => exit::STORAGE,
     }
 }

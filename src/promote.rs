@@ -16,6 +16,7 @@ use agentfinder_skills_reader::contract::{
 use agentfinder_skills_reader::store::Store;
 
 use crate::failpoint::failpoint;
+use crate::lock::{LockError, LockTimes, StoreLock};
 use crate::write::{delete, put, success_bytes, WriteError};
 
 /// When promotion is allowed.
@@ -74,10 +75,28 @@ pub enum PromoteError {
     /// Writing `latest/` failed.
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// The promotion lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] LockError),
 }
 
-/// Promotes `commits/<commit>/` to `latest/`.
+/// Promotes `commits/<commit>/` to `latest/`, holding the `latest` lock so
+/// that two builders promoting at once take turns (the second one then sees
+/// the first one's `latest/` in its age and shrink checks).
 pub async fn promote(
+    store: &Store,
+    commit: &str,
+    policy: PromotePolicy,
+) -> Result<Promotion, PromoteError> {
+    let purpose = format!("promote {commit}");
+    let lock = StoreLock::acquire(store, "latest", &purpose, LockTimes::default()).await?;
+    failpoint("promote-after-lock");
+    let result = promote_locked(store, commit, policy).await;
+    lock.release().await;
+    result
+}
+
+async fn promote_locked(
     store: &Store,
     commit: &str,
     policy: PromotePolicy,
@@ -113,6 +132,7 @@ pub async fn promote(
         PutMode::Overwrite,
     )
     .await?;
+    failpoint("promote-after-latest-success");
     Ok(Promotion::Promoted {
         previous: current.map(|m| m.source_commit),
     })

@@ -30,8 +30,38 @@ pub struct WriteError {
     pub path: String,
     /// Why, redacted.
     pub message: String,
-    /// The write was create-only and an object was already there.
-    pub already_exists: bool,
+    /// What kind of failure, for callers that handle some.
+    pub kind: WriteErrorKind,
+}
+
+/// Failures a caller may handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteErrorKind {
+    /// A create-only write found an object there.
+    AlreadyExists,
+    /// A conditional update lost: the object changed.
+    Precondition,
+    /// The store does not support the conditional write.
+    NotImplemented,
+    /// Anything else (after the client's retries).
+    Other,
+}
+
+impl WriteError {
+    fn from_store(store: &Store, path: &object_store::path::Path, e: object_store::Error) -> Self {
+        let kind = match e {
+            object_store::Error::AlreadyExists { .. } => WriteErrorKind::AlreadyExists,
+            object_store::Error::Precondition { .. } => WriteErrorKind::Precondition,
+            object_store::Error::NotImplemented { .. } => WriteErrorKind::NotImplemented,
+            _ => WriteErrorKind::Other,
+        };
+        Self {
+            store: store.display.clone(),
+            path: path.to_string(),
+            message: redact_text(&e.to_string()),
+            kind,
+        }
+    }
 }
 
 /// The files of one artifact, before they are written.
@@ -101,14 +131,27 @@ pub async fn write_commit(
         failpoint(&format!("commit-after-{name}"));
     }
     let marker = success_bytes(&artifact.success);
-    match put(store, &location, SUCCESS_FILE, marker, PutMode::Create).await {
-        Ok(()) => {
-            failpoint("commit-after-success");
-            Ok(WriteOutcome::Written)
+    match put(
+        store,
+        &location,
+        SUCCESS_FILE,
+        marker.clone(),
+        PutMode::Create,
+    )
+    .await
+    {
+        Ok(()) => {}
+        Err(e) if e.kind == WriteErrorKind::AlreadyExists => {
+            return Ok(WriteOutcome::AlreadyComplete)
         }
-        Err(e) if e.already_exists => Ok(WriteOutcome::AlreadyComplete),
-        Err(e) => Err(e),
+        // A store without conditional writes: the commit lock is what guards this.
+        Err(e) if e.kind == WriteErrorKind::NotImplemented => {
+            put(store, &location, SUCCESS_FILE, marker, PutMode::Overwrite).await?;
+        }
+        Err(e) => return Err(e),
     }
+    failpoint("commit-after-success");
+    Ok(WriteOutcome::Written)
 }
 
 /// Serialises a `_SUCCESS` marker.
@@ -136,12 +179,7 @@ pub async fn put(
         .put_opts(&path, PutPayload::from(bytes), options)
         .await
         .map(|_| ())
-        .map_err(|e| WriteError {
-            store: store.display.clone(),
-            path: path.to_string(),
-            already_exists: matches!(e, object_store::Error::AlreadyExists { .. }),
-            message: redact_text(&e.to_string()),
-        })
+        .map_err(|e| WriteError::from_store(store, &path, e))
 }
 
 /// Deletes one file of `location`; a missing file is fine.
@@ -153,11 +191,6 @@ pub async fn delete(
     let path = location.file(name);
     match store.inner.delete(&path).await {
         Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-        Err(e) => Err(WriteError {
-            store: store.display.clone(),
-            path: path.to_string(),
-            message: redact_text(&e.to_string()),
-            already_exists: false,
-        }),
+        Err(e) => Err(WriteError::from_store(store, &path, e)),
     }
 }

@@ -50,12 +50,84 @@ pub struct Store {
     pub is_local: bool,
 }
 
+/// How a remote store is reached; every field is optional and falls back to
+/// the usual environment variables (`AWS_ENDPOINT`, `AWS_REGION`,
+/// `AWS_ALLOW_HTTP`, ...), then to the client's defaults.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreOptions {
+    /// S3-compatible endpoint (MinIO, a bucket gateway), e.g. `http://127.0.0.1:9000`.
+    pub endpoint: Option<String>,
+    /// Region.
+    pub region: Option<String>,
+    /// Allow plain `http://` endpoints.
+    pub allow_http: Option<bool>,
+    /// Virtual-hosted-style requests (`bucket.host`) instead of path-style (`host/bucket`).
+    pub virtual_hosted_style: Option<bool>,
+    /// Use conditional writes (`If-None-Match`, `If-Match`); turn off only
+    /// for a store that rejects them.
+    pub conditional_put: bool,
+    /// Retries of a transient error (timeout, 5xx, throttling).
+    pub max_retries: usize,
+    /// Give up retrying after this many seconds.
+    pub retry_timeout_secs: u64,
+    /// First backoff pause in milliseconds (doubling).
+    pub initial_backoff_ms: u64,
+    /// Timeout of one request, in seconds.
+    pub request_timeout_secs: u64,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            endpoint: None,
+            region: None,
+            allow_http: None,
+            virtual_hosted_style: None,
+            conditional_put: true,
+            max_retries: 5,
+            retry_timeout_secs: 120,
+            initial_backoff_ms: 200,
+            request_timeout_secs: 60,
+        }
+    }
+}
+
+impl StoreOptions {
+    fn retry(&self) -> object_store::RetryConfig {
+        object_store::RetryConfig {
+            backoff: object_store::BackoffConfig {
+                init_backoff: std::time::Duration::from_millis(self.initial_backoff_ms),
+                max_backoff: std::time::Duration::from_secs(15),
+                base: 2.0,
+            },
+            max_retries: self.max_retries,
+            retry_timeout: std::time::Duration::from_secs(self.retry_timeout_secs),
+        }
+    }
+
+    fn client(&self) -> object_store::ClientOptions {
+        let mut client = object_store::ClientOptions::new()
+            .with_timeout(std::time::Duration::from_secs(self.request_timeout_secs));
+        if let Some(allow) = self.allow_http {
+            client = client.with_allow_http(allow);
+        }
+        client
+    }
+}
+
 impl Store {
-    /// Opens `spec`: a folder path (created if missing) or an object_store URL.
-    ///
-    /// Cloud credentials, endpoints and regions come from the usual
-    /// environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
+    /// Opens `spec` with default options; see [`Store::open_with`].
     pub fn open(spec: &str) -> Result<Self, StoreError> {
+        Self::open_with(spec, &StoreOptions::default())
+    }
+
+    /// Opens `spec`: a folder path (created if missing) or an object_store
+    /// URL, `s3://bucket/prefix` and the like. Credentials come from the
+    /// usual environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`); `options`
+    /// override endpoint, region and transport, and always set the retry
+    /// policy explicitly.
+    pub fn open_with(spec: &str, options: &StoreOptions) -> Result<Self, StoreError> {
         let display = redact_url(spec);
         let Some((scheme, rest)) = spec.split_once("://") else {
             return Self::open_folder(std::path::Path::new(spec), display);
@@ -63,6 +135,7 @@ impl Store {
         if scheme == "file" {
             return Self::open_folder(std::path::Path::new(rest), display);
         }
+        let rest = rest.split('?').next().unwrap_or(rest);
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         let bucket_url = format!("{scheme}://{bucket}");
         let client = |e: object_store::Error| StoreError::Client {
@@ -70,21 +143,42 @@ impl Store {
             message: redact_text(&e.to_string()),
         };
         let inner: Arc<dyn ObjectStore> = match scheme {
-            "s3" | "s3a" => Arc::new(
-                AmazonS3Builder::from_env()
+            "s3" | "s3a" => {
+                let mut builder = AmazonS3Builder::from_env()
                     .with_url(bucket_url)
-                    .build()
-                    .map_err(client)?,
-            ),
+                    .with_retry(options.retry())
+                    .with_client_options(options.client());
+                if let Some(endpoint) = &options.endpoint {
+                    builder = builder.with_endpoint(endpoint);
+                }
+                if let Some(region) = &options.region {
+                    builder = builder.with_region(region);
+                }
+                if let Some(allow) = options.allow_http {
+                    builder = builder.with_allow_http(allow);
+                }
+                if let Some(virtual_hosted) = options.virtual_hosted_style {
+                    builder = builder.with_virtual_hosted_style_request(virtual_hosted);
+                }
+                if !options.conditional_put {
+                    builder =
+                        builder.with_conditional_put(object_store::aws::S3ConditionalPut::Disabled);
+                }
+                Arc::new(builder.build().map_err(client)?)
+            }
             "gs" => Arc::new(
                 GoogleCloudStorageBuilder::from_env()
                     .with_url(bucket_url)
+                    .with_retry(options.retry())
+                    .with_client_options(options.client())
                     .build()
                     .map_err(client)?,
             ),
             "az" | "abfs" | "abfss" => Arc::new(
                 MicrosoftAzureBuilder::from_env()
                     .with_url(bucket_url)
+                    .with_retry(options.retry())
+                    .with_client_options(options.client())
                     .build()
                     .map_err(client)?,
             ),

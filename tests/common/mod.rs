@@ -102,3 +102,4 @@ pub fn documents(path: PathBuf) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+pub mod moto;
