@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use object_store::aws::AmazonS3Builder;
-use object_store::azure::MicrosoftAzureBuilder;
-use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::prefix::PrefixStore;
+use object_store::ClientConfigKey;
 use object_store::ObjectStore;
 
 /// A store could not be opened.
@@ -106,13 +107,10 @@ impl StoreOptions {
         }
     }
 
-    fn client(&self) -> object_store::ClientOptions {
-        let mut client = object_store::ClientOptions::new()
-            .with_timeout(std::time::Duration::from_secs(self.request_timeout_secs));
-        if let Some(allow) = self.allow_http {
-            client = client.with_allow_http(allow);
-        }
-        client
+    /// The request timeout as a config value; set key by key so that the
+    /// client options read from the environment (`AWS_ALLOW_HTTP`, ...) stay.
+    fn timeout(&self) -> String {
+        format!("{}s", self.request_timeout_secs)
     }
 }
 
@@ -147,7 +145,10 @@ impl Store {
                 let mut builder = AmazonS3Builder::from_env()
                     .with_url(bucket_url)
                     .with_retry(options.retry())
-                    .with_client_options(options.client());
+                    .with_config(
+                        AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
+                        options.timeout(),
+                    );
                 if let Some(endpoint) = &options.endpoint {
                     builder = builder.with_endpoint(endpoint);
                 }
@@ -170,7 +171,10 @@ impl Store {
                 GoogleCloudStorageBuilder::from_env()
                     .with_url(bucket_url)
                     .with_retry(options.retry())
-                    .with_client_options(options.client())
+                    .with_config(
+                        GoogleConfigKey::Client(ClientConfigKey::Timeout),
+                        options.timeout(),
+                    )
                     .build()
                     .map_err(client)?,
             ),
@@ -178,7 +182,10 @@ impl Store {
                 MicrosoftAzureBuilder::from_env()
                     .with_url(bucket_url)
                     .with_retry(options.retry())
-                    .with_client_options(options.client())
+                    .with_config(
+                        AzureConfigKey::Client(ClientConfigKey::Timeout),
+                        options.timeout(),
+                    )
                     .build()
                     .map_err(client)?,
             ),

@@ -1,0 +1,369 @@
+//! Crash safety, on a local folder and on a real S3-compatible server (moto):
+//! kill -9 at every fail point, torn reads during promotions, builders
+//! racing each other. Run with `--nocapture` to see the counts.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use agentfinder_skills::failpoint::{FAILPOINTS, FAILPOINT_ENV};
+use agentfinder_skills::promote::{promote, PromotePolicy};
+use agentfinder_skills_reader::artifact::{check_documents, read_artifact, Artifact, ReadError};
+use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
+use agentfinder_skills_reader::store::Store;
+use common::moto::{Moto, SECRET_KEY};
+use common::*;
+
+/// Where a test writes: a local folder, or a bucket on the moto server.
+enum Target<'a> {
+    Local(tempfile::TempDir),
+    S3 { moto: &'a Moto, bucket: String },
+}
+
+impl<'a> Target<'a> {
+    fn local() -> Self {
+        Self::Local(tempfile::tempdir().unwrap())
+    }
+
+    fn s3(moto: &'a Moto, bucket: &str) -> Self {
+        moto.create_bucket(bucket);
+        Self::S3 {
+            moto,
+            bucket: bucket.to_string(),
+        }
+    }
+
+    fn url(&self) -> String {
+        match self {
+            Self::Local(dir) => dir.path().join("store").display().to_string(),
+            Self::S3 { bucket, .. } => format!("s3://{bucket}/index"),
+        }
+    }
+
+    fn store(&self) -> Store {
+        match self {
+            Self::Local(_) => Store::open(&self.url()).unwrap(),
+            Self::S3 { moto, bucket } => {
+                let s3 = moto.store(bucket);
+                let prefixed = object_store::prefix::PrefixStore::new(s3.inner, "index");
+                Store::from_object_store(Arc::new(prefixed), self.url())
+            }
+        }
+    }
+
+    /// Runs the binary against this target, with an optional fail point.
+    fn run(&self, cwd: &Path, args: &[&str], failpoint: Option<&str>) -> Output {
+        let url = self.url();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"));
+        command
+            .args(args)
+            .args(["--store", &url])
+            .current_dir(cwd)
+            .env_remove(FAILPOINT_ENV)
+            .env_remove("MEILI_URL");
+        if let Self::S3 { moto, .. } = self {
+            command.envs(moto.env());
+        }
+        if let Some(point) = failpoint {
+            command.env(FAILPOINT_ENV, point);
+        }
+        let out = command.output().unwrap();
+        let text = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(
+            !text.contains(SECRET_KEY),
+            "a credential leaked into the output: {text}"
+        );
+        out
+    }
+}
+
+fn repo_with_commits(n: usize) -> (GitRepo, Vec<String>) {
+    let mut repo = GitRepo::new();
+    let mut commits = Vec::new();
+    for i in 0..n {
+        for j in 0..=i {
+            repo.write(
+                &format!("skills/s{j}/SKILL.md"),
+                skill(
+                    &format!("s{j}"),
+                    &format!("skill {j} at version {i}"),
+                    &format!("# Part\n\ntext {i} {j}\n\n## More\n\nmore {i}\n"),
+                ),
+            );
+        }
+        commits.push(repo.commit(&format!("c{i}")));
+    }
+    (repo, commits)
+}
+
+/// Every file of an artifact comes from one build: the documents, the
+/// catalog, the manifest and `_SUCCESS` all name the same commit.
+fn one_build(artifact: &Artifact) -> bool {
+    let commit = &artifact.success.commit;
+    let docs_ok = std::str::from_utf8(&artifact.documents)
+        .unwrap()
+        .lines()
+        .all(|line| {
+            let doc: serde_json::Value = serde_json::from_str(line).unwrap();
+            doc["commit"] == commit.as_str()
+        });
+    let catalog: serde_json::Value = serde_json::from_slice(&artifact.files[CATALOG_FILE]).unwrap();
+    let catalog_ok = catalog["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["metadata"]["commit"] == commit.as_str());
+    docs_ok && catalog_ok && &artifact.manifest.source_commit == commit
+}
+
+/// What a reader finds at `location`: a complete build's commit, or nothing.
+async fn complete_or_absent(store: &Store, location: &ArtifactLocation) -> Option<String> {
+    match read_artifact(store, location).await {
+        Ok(artifact) => {
+            check_documents(&artifact).unwrap();
+            assert!(one_build(&artifact), "{location} mixes builds");
+            Some(artifact.success.commit)
+        }
+        Err(ReadError::NotFound { .. }) => None,
+        Err(other) => panic!("{location} is neither complete nor absent: {other}"),
+    }
+}
+
+async fn kill_at_every_failpoint<'a>(target_for: impl Fn(usize) -> Target<'a>) -> usize {
+    let (repo, commits) = repo_with_commits(2);
+    let (old, new) = (&commits[0], &commits[1]);
+    let source = repo.path().to_str().unwrap();
+    let mut aborts = 0;
+    for (i, point) in FAILPOINTS.iter().enumerate() {
+        let target = target_for(i);
+        let cwd = tempfile::tempdir().unwrap();
+        let out = target.run(
+            cwd.path(),
+            &["build", "--source", source, "--ref", old],
+            None,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+
+        let out = target.run(
+            cwd.path(),
+            &["build", "--source", source, "--ref", new],
+            Some(point),
+        );
+        assert!(
+            stderr(&out).contains(&format!("failpoint {point}: aborting")),
+            "{point} not reached: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            out.status.code(),
+            None,
+            "{point}: the process must die by signal"
+        );
+        aborts += 1;
+
+        let store = target.store();
+        let latest = complete_or_absent(&store, &ArtifactLocation::Latest).await;
+        assert!(
+            latest.is_none() || latest.as_ref() == Some(old) || latest.as_ref() == Some(new),
+            "{point}: {latest:?}"
+        );
+        let built = complete_or_absent(&store, &ArtifactLocation::Commit(new.clone())).await;
+        assert!(built.is_none() || built.as_ref() == Some(new));
+        // verify agrees with what a reader sees.
+        let verified = target.run(cwd.path(), &["verify", "--commit", "latest"], None);
+        assert_eq!(
+            verified.status.success(),
+            latest.is_some(),
+            "{point}: verify disagrees: {}",
+            stderr(&verified)
+        );
+
+        // The next run completes normally, whatever the crash left.
+        let out = target.run(
+            cwd.path(),
+            &["build", "--source", source, "--ref", new],
+            None,
+        );
+        assert!(
+            out.status.success(),
+            "{point}: rerun failed: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            complete_or_absent(&store, &ArtifactLocation::Latest)
+                .await
+                .as_ref(),
+            Some(new),
+            "{point}"
+        );
+        assert!(target
+            .run(cwd.path(), &["verify", "--commit", new], None)
+            .status
+            .success());
+    }
+    aborts
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_at_every_failpoint_on_a_local_folder() {
+    let aborts = kill_at_every_failpoint(|_| Target::local()).await;
+    eprintln!(
+        "crash (local): {} fail points, {aborts} aborts, all recovered",
+        FAILPOINTS.len()
+    );
+    assert_eq!(aborts, FAILPOINTS.len());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn kill_at_every_failpoint_on_s3() {
+    let Some(moto) = Moto::start() else { return };
+    let aborts = kill_at_every_failpoint(|i| Target::s3(&moto, &format!("crash-{i}"))).await;
+    eprintln!(
+        "crash (s3): {} fail points, {aborts} aborts, all recovered",
+        FAILPOINTS.len()
+    );
+    assert_eq!(aborts, FAILPOINTS.len());
+}
+
+/// A reader loops over `latest/` while a writer promotes build after build.
+async fn torn_reads(target: Target<'_>) -> (usize, usize, usize) {
+    let (repo, commits) = repo_with_commits(4);
+    let cwd = tempfile::tempdir().unwrap();
+    for commit in &commits {
+        let out = target.run(
+            cwd.path(),
+            &[
+                "build",
+                "--no-promote",
+                "--source",
+                repo.path().to_str().unwrap(),
+                "--ref",
+                commit,
+            ],
+            None,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let store = target.store();
+    let done = Arc::new(AtomicBool::new(false));
+    let (complete, in_progress, mixes) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let reader = {
+        let (store, done, complete, in_progress, mixes) = (
+            store.clone(),
+            done.clone(),
+            complete.clone(),
+            in_progress.clone(),
+            mixes.clone(),
+        );
+        tokio::spawn(async move {
+            while !done.load(Ordering::SeqCst) {
+                match read_artifact(&store, &ArtifactLocation::Latest).await {
+                    Ok(artifact) if one_build(&artifact) => complete.fetch_add(1, Ordering::SeqCst),
+                    Ok(_) => mixes.fetch_add(1, Ordering::SeqCst),
+                    Err(e) if e.is_transient() => in_progress.fetch_add(1, Ordering::SeqCst),
+                    Err(e) => panic!("unexpected read error: {e}"),
+                };
+            }
+        })
+    };
+    let policy = PromotePolicy {
+        force: true,
+        max_shrink_ratio: 0.5,
+    };
+    for round in 0..40 {
+        promote(&store, &commits[round % commits.len()], policy)
+            .await
+            .unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    reader.await.unwrap();
+    let counts = (
+        complete.load(Ordering::SeqCst),
+        in_progress.load(Ordering::SeqCst),
+        mixes.load(Ordering::SeqCst),
+    );
+    assert_eq!(counts.2, 0, "a reader saw a mix of two builds");
+    assert!(counts.0 > 0, "no complete read at all: {counts:?}");
+    counts
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readers_never_see_a_torn_latest_on_a_local_folder() {
+    let (complete, in_progress, mixes) = torn_reads(Target::local()).await;
+    eprintln!("torn reads (local): 40 promotions, {} reads: {complete} complete, {in_progress} in progress, {mixes} mixes", complete + in_progress + mixes);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readers_never_see_a_torn_latest_on_s3() {
+    let Some(moto) = Moto::start() else { return };
+    let (complete, in_progress, mixes) = torn_reads(Target::s3(&moto, "torn")).await;
+    eprintln!("torn reads (s3): 40 promotions, {} reads: {complete} complete, {in_progress} in progress, {mixes} mixes", complete + in_progress + mixes);
+}
+
+/// Four builders at once: two on the newest commit, two on older ones.
+async fn concurrent_builders(target: Target<'_>) {
+    let (repo, commits) = repo_with_commits(3);
+    let source = repo.path().to_str().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let newest = commits[2].clone();
+    let refs = [&commits[2], &commits[2], &commits[1], &commits[0]];
+    let outputs: Vec<Output> = std::thread::scope(|scope| {
+        let handles: Vec<_> = refs
+            .iter()
+            .map(|r| {
+                let target = &target;
+                let cwd = cwd.path();
+                scope.spawn(move || {
+                    target.run(cwd, &["build", "--source", source, "--ref", r], None)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for out in &outputs {
+        // 0, or 6 for a builder whose older commit lost to a newer latest/.
+        assert!(matches!(out.status.code(), Some(0 | 6)), "{}", stderr(out));
+    }
+    let store = target.store();
+    let mut seen = HashSet::new();
+    for commit in &commits {
+        assert_eq!(
+            complete_or_absent(&store, &ArtifactLocation::Commit(commit.clone()))
+                .await
+                .as_ref(),
+            Some(commit)
+        );
+        assert!(target
+            .run(cwd.path(), &["verify", "--commit", commit], None)
+            .status
+            .success());
+        seen.insert(commit.clone());
+    }
+    assert_eq!(
+        complete_or_absent(&store, &ArtifactLocation::Latest).await,
+        Some(newest)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_builders_on_a_local_folder() {
+    for _ in 0..3 {
+        concurrent_builders(Target::local()).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_builders_on_s3() {
+    let Some(moto) = Moto::start() else { return };
+    for round in 0..3 {
+        concurrent_builders(Target::s3(&moto, &format!("race-{round}"))).await;
+    }
+}
