@@ -2,8 +2,8 @@
 //! documents (validated), the catalog, and the manifest.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 
-use bytes::Bytes;
 use serde_json::json;
 
 use agentfinder_skills_reader::contract::{
@@ -11,7 +11,7 @@ use agentfinder_skills_reader::contract::{
     CATALOG_FILE, DOCUMENTS_FILE, KIND_SKILL, SCHEMA_VERSION,
 };
 
-use crate::catalog::{catalog, catalog_entry};
+use crate::catalog::{catalog_entry, catalog_head, CatalogHost};
 use crate::config::Config;
 use crate::diagnostics::Finding;
 use crate::document::{skill_documents, BuildContext, SkillInput};
@@ -19,7 +19,6 @@ use crate::extract::Extracted;
 use crate::marketplace::Marketplace;
 use crate::validate::{check_skill, duplicate_names, DocumentChecker, DocumentError};
 use crate::walk::skill_folder;
-use crate::write::ArtifactFiles;
 
 /// Everything known about the version being built.
 #[derive(Debug, Clone)]
@@ -32,153 +31,209 @@ pub struct VersionInfo {
     pub branch: String,
 }
 
-/// The artifact's files and what the build found on the way.
+/// Assembling failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AssembleError {
+    /// A document broke the contract (a bug, or an id collision).
+    #[error(transparent)]
+    Document(#[from] DocumentError),
+    /// A sink could not be written.
+    #[error("writing the artifact: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What the build found, besides the documents.
 #[derive(Debug, Clone)]
 pub struct Assembled {
-    /// Files ready to seal and write.
-    pub files: ArtifactFiles,
+    /// The manifest, without file digests yet.
+    pub manifest: Manifest,
     /// Findings per file, in path order.
     pub warnings: Vec<(String, Finding)>,
     /// Skipped files with reasons.
     pub skipped: Vec<SkippedFile>,
 }
 
-/// Builds documents, catalog and manifest from `extracted` (in path order).
-pub fn assemble(
-    config: &Config,
-    version: &VersionInfo,
-    marketplace: &Marketplace,
-    marketplace_findings: Vec<(String, Finding)>,
-    extracted: &[Extracted],
-    generated_at: &str,
-) -> Result<Assembled, DocumentError> {
-    let ctx = BuildContext {
-        repo: config.source.repo.clone(),
-        branch: version.branch.clone(),
-        commit: version.commit.clone(),
-        updated_at: version.commit_time.clone(),
-        version: marketplace.version.clone(),
-        links: config.link_templates(),
-    };
-    let repo_name = config.source.repo.rsplit('/').next().unwrap_or("skills");
-    let host = config.catalog_host();
+/// Streams skills, in path order, into NDJSON documents and catalog entries,
+/// keeping only counts, names and findings in memory.
+pub struct Assembler<'a, W: Write> {
+    config: &'a Config,
+    version: VersionInfo,
+    ctx: BuildContext,
+    host: CatalogHost,
+    repo_name: String,
+    marketplace: &'a Marketplace,
+    documents: W,
+    catalog: W,
+    catalog_entries: u64,
+    warnings: Vec<(String, Finding)>,
+    skipped: Vec<SkippedFile>,
+    names: Vec<(String, String)>,
+    checker: DocumentChecker,
+    skill_count: u64,
+    document_count: u64,
+}
 
-    let mut warnings = marketplace_findings;
-    let mut skipped = Vec::new();
-    let mut documents = Vec::new();
-    let mut entries = Vec::new();
-    let mut names = Vec::new();
-    let mut checker = DocumentChecker::default();
-    let mut skill_count = 0u64;
-    let mut document_count = 0u64;
+impl<'a, W: Write> Assembler<'a, W> {
+    /// Starts an artifact; `documents` and `catalog` receive the file bytes.
+    pub fn new(
+        config: &'a Config,
+        version: VersionInfo,
+        marketplace: &'a Marketplace,
+        marketplace_findings: Vec<(String, Finding)>,
+        documents: W,
+        mut catalog: W,
+    ) -> Result<Self, AssembleError> {
+        let ctx = BuildContext {
+            repo: config.source.repo.clone(),
+            branch: version.branch.clone(),
+            commit: version.commit.clone(),
+            updated_at: version.commit_time.clone(),
+            version: marketplace.version.clone(),
+            links: config.link_templates(),
+        };
+        let host = config.catalog_host();
+        let head = catalog_head(&ctx, &host);
+        catalog.write_all(head.as_bytes())?;
+        Ok(Self {
+            config,
+            version,
+            repo_name: config
+                .source
+                .repo
+                .rsplit('/')
+                .next()
+                .unwrap_or("skills")
+                .to_string(),
+            ctx,
+            host,
+            marketplace,
+            documents,
+            catalog,
+            catalog_entries: 0,
+            warnings: marketplace_findings,
+            skipped: Vec::new(),
+            names: Vec::new(),
+            checker: DocumentChecker::default(),
+            skill_count: 0,
+            document_count: 0,
+        })
+    }
 
-    for item in extracted {
-        let parsed = match &item.result {
+    /// Adds one skill file: its documents, its catalog entry, its findings.
+    pub fn add(&mut self, item: &Extracted) -> Result<(), AssembleError> {
+        let parsed = match item.result.as_ref() {
             Ok(parsed) => parsed,
             Err(unusable) => {
-                skipped.push(SkippedFile {
+                self.skipped.push(SkippedFile {
                     path: item.path.clone(),
                     class: unusable.class().to_string(),
                     reason: unusable.to_string(),
                 });
-                continue;
+                return Ok(());
             }
         };
-        let folder = skill_folder(&item.path, repo_name);
-        warnings.extend(
-            parsed
-                .findings
-                .iter()
-                .map(|f| (item.path.clone(), f.clone())),
-        );
+        let folder = skill_folder(&item.path, &self.repo_name).to_string();
+        let path = &item.path;
+        self.warnings
+            .extend(parsed.findings.iter().map(|f| (path.clone(), f.clone())));
         let checks = check_skill(
-            folder,
+            &folder,
             parsed.text_field("name"),
             parsed.text_field("description"),
         );
-        warnings.extend(checks.into_iter().map(|f| (item.path.clone(), f)));
-        names.push((
-            item.path.as_str(),
-            parsed.text_field("name").unwrap_or(folder),
+        self.warnings
+            .extend(checks.into_iter().map(|f| (path.clone(), f)));
+        self.names.push((
+            path.clone(),
+            parsed.text_field("name").unwrap_or(&folder).to_string(),
         ));
 
-        let docs = skill_documents(
-            &ctx,
-            SkillInput {
-                path: &item.path,
-                skill: folder,
-                parsed,
-                marketplace_description: marketplace.descriptions.get(folder).map(String::as_str),
-            },
-        );
-        for doc in &docs {
-            checker.check(doc)?;
+        let input = SkillInput {
+            path,
+            skill: &folder,
+            parsed,
+            marketplace_description: self
+                .marketplace
+                .descriptions
+                .get(&folder)
+                .map(String::as_str),
+        };
+        for doc in skill_documents(&self.ctx, input) {
+            self.checker.check(&doc)?;
             if doc.kind == KIND_SKILL {
-                skill_count += 1;
-                entries.push(catalog_entry(&ctx, &host, doc));
+                self.skill_count += 1;
+                let entry = catalog_entry(&self.ctx, &self.host, &doc);
+                let separator = if self.catalog_entries == 0 {
+                    "\n    "
+                } else {
+                    ",\n    "
+                };
+                self.catalog.write_all(separator.as_bytes())?;
+                serde_json::to_writer(&mut self.catalog, &entry).map_err(std::io::Error::other)?;
+                self.catalog_entries += 1;
             }
-            serde_json::to_writer(&mut documents, doc).map_err(|e| DocumentError {
-                id: doc.id.clone(),
-                path: doc.path.clone(),
-                problem: e.to_string(),
-            })?;
-            documents.push(b'\n');
-            document_count += 1;
+            serde_json::to_writer(&mut self.documents, &doc).map_err(std::io::Error::other)?;
+            self.documents.write_all(b"\n")?;
+            self.document_count += 1;
         }
+        Ok(())
     }
-    warnings.extend(duplicate_names(names));
-    warnings.sort_by(|a, b| (&a.0, a.1.line).cmp(&(&b.0, b.1.line)));
 
-    let mut catalog_bytes =
-        serde_json::to_vec_pretty(&catalog(&ctx, &host, entries)).unwrap_or_default();
-    catalog_bytes.push(b'\n');
-    let manifest = Manifest {
-        schema_version: SCHEMA_VERSION,
-        source_repo: config.source.repo.clone(),
-        source_url: config.source_url(),
-        source_branch: version.branch.clone(),
-        source_commit: version.commit.clone(),
-        generated_at: generated_at.to_string(),
-        document_count,
-        index: config.output.index.clone(),
-        artifact: DOCUMENTS_FILE.to_string(),
-        artifacts: BTreeMap::from([
-            ("documents".to_string(), DOCUMENTS_FILE.to_string()),
-            ("catalog".to_string(), CATALOG_FILE.to_string()),
-        ]),
-        skill_count,
-        source_commit_time: version.commit_time.clone(),
-        files: BTreeMap::new(),
-        builder: BuilderInfo {
-            name: env!("CARGO_PKG_NAME").to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        },
-        chunking: ChunkingInfo {
-            max_chars: config.chunk.max_chars,
-            overlap_chars: config.chunk.overlap_chars,
-        },
-        config_digest: config.digest(),
-        meilisearch: meilisearch_config(&config.output.index),
-        skipped: skipped.clone(),
-        warnings: warnings
-            .iter()
-            .map(|(path, f)| BuildWarning {
-                path: path.clone(),
-                line: f.line,
-                class: f.class.as_str().to_string(),
-                message: f.message.clone(),
-            })
-            .collect(),
-    };
-    Ok(Assembled {
-        files: ArtifactFiles {
-            documents: Bytes::from(documents),
-            catalog: Bytes::from(catalog_bytes),
+    /// Closes the files and returns the sinks with the manifest.
+    pub fn finish(mut self, generated_at: &str) -> Result<(Assembled, W, W), AssembleError> {
+        self.catalog.write_all(b"\n  ]\n}\n")?;
+        let names = self.names.iter().map(|(p, n)| (p.as_str(), n.as_str()));
+        let duplicates = duplicate_names(names);
+        self.warnings.extend(duplicates);
+        self.warnings
+            .sort_by(|a, b| (&a.0, a.1.line).cmp(&(&b.0, b.1.line)));
+        let config = self.config;
+        let manifest = Manifest {
+            schema_version: SCHEMA_VERSION,
+            source_repo: config.source.repo.clone(),
+            source_url: config.source_url(),
+            source_branch: self.version.branch.clone(),
+            source_commit: self.version.commit.clone(),
+            generated_at: generated_at.to_string(),
+            document_count: self.document_count,
+            index: config.output.index.clone(),
+            artifact: DOCUMENTS_FILE.to_string(),
+            artifacts: BTreeMap::from([
+                ("documents".to_string(), DOCUMENTS_FILE.to_string()),
+                ("catalog".to_string(), CATALOG_FILE.to_string()),
+            ]),
+            skill_count: self.skill_count,
+            source_commit_time: self.version.commit_time.clone(),
+            files: BTreeMap::new(),
+            builder: BuilderInfo {
+                name: env!("CARGO_PKG_NAME").to_string(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+            },
+            chunking: ChunkingInfo {
+                max_chars: config.chunk.max_chars,
+                overlap_chars: config.chunk.overlap_chars,
+            },
+            config_digest: config.digest(),
+            meilisearch: meilisearch_config(&config.output.index),
+            skipped: self.skipped.clone(),
+            warnings: self
+                .warnings
+                .iter()
+                .map(|(path, f)| BuildWarning {
+                    path: path.clone(),
+                    line: f.line,
+                    class: f.class.as_str().to_string(),
+                    message: f.message.clone(),
+                })
+                .collect(),
+        };
+        let assembled = Assembled {
             manifest,
-        },
-        warnings,
-        skipped,
-    })
+            warnings: self.warnings,
+            skipped: self.skipped,
+        };
+        Ok((assembled, self.documents, self.catalog))
+    }
 }
 
 /// The index settings a consumer applies before loading this schema.

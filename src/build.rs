@@ -5,22 +5,27 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use agentfinder_skills_reader::artifact::{read_manifest, read_success};
-use agentfinder_skills_reader::contract::{ArtifactLocation, SCHEMA_VERSION};
+use agentfinder_skills_reader::contract::{
+    ArtifactLocation, CATALOG_FILE, DOCUMENTS_FILE, SCHEMA_VERSION,
+};
 use agentfinder_skills_reader::store::Store;
 
-use crate::assemble::{assemble, Assembled, VersionInfo};
+use std::sync::Arc;
+
+use crate::assemble::{AssembleError, Assembled, Assembler, VersionInfo};
 use crate::config::Config;
 use crate::diagnostics::{Finding, WarningClass};
-use crate::extract::extract;
+use crate::extract::{extract, ParseCache, SkillTree};
 use crate::failpoint::failpoint;
 use crate::lock::{LockError, LockTimes, StoreLock};
 use crate::marketplace::{parse_marketplace, Marketplace};
 use crate::promote::{promote, PromoteError, PromotePolicy, Promotion};
 use crate::report::Reporter;
 use crate::source::{self, rfc3339, Snapshot, SourceError, SourceSpec};
+use crate::staging::HashingFile;
 use crate::validate::{DocumentError, StrictPolicy};
 use crate::walk::{skill_entries, GlobError, WalkRules};
-use crate::write::{write_commit, WriteError, WriteOutcome};
+use crate::write::{write_commit, ArtifactFiles, WriteError, WriteOutcome};
 
 /// What to build.
 #[derive(Debug, Clone)]
@@ -131,6 +136,15 @@ impl From<DocumentError> for BuildError {
     }
 }
 
+impl From<AssembleError> for BuildError {
+    fn from(e: AssembleError) -> Self {
+        match e {
+            AssembleError::Document(e) => e.into(),
+            AssembleError::Io(e) => Self::Internal(format!("staging the artifact: {e}")),
+        }
+    }
+}
+
 /// Runs a build into `store`.
 pub async fn build(
     request: BuildRequest,
@@ -157,7 +171,14 @@ pub async fn build(
         let result = if is_complete(store, &location).await? {
             already_built(store, &location, &request.config).await
         } else {
-            build_new(&request, snapshot, store, reporter).await
+            build_new(
+                &request,
+                snapshot,
+                store,
+                reporter,
+                Arc::new(ParseCache::default()),
+            )
+            .await
         };
         lock.release().await;
         result?
@@ -225,24 +246,31 @@ async fn build_new(
     snapshot: Snapshot,
     store: &Store,
     reporter: &Reporter,
+    cache: Arc<ParseCache>,
 ) -> Result<BuildSummary, BuildError> {
     let config = request.config.clone();
     let reporter_copy = *reporter;
-    let assembled =
-        tokio::task::spawn_blocking(move || parse_snapshot(&config, &snapshot, &reporter_copy))
-            .await
-            .map_err(|e| BuildError::Internal(e.to_string()))??;
+    let staging = tempfile::Builder::new()
+        .prefix("agentfinder-build-")
+        .tempdir()
+        .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
+    let dir = staging.path().to_path_buf();
+    let (assembled, files) = tokio::task::spawn_blocking(move || {
+        stage_artifact(&config, &snapshot, &reporter_copy, &cache, &dir)
+    })
+    .await
+    .map_err(|e| BuildError::Internal(e.to_string()))??;
     report_findings(reporter, &assembled);
     enforce_strict(&request.strict, &assembled)?;
 
-    let manifest = &assembled.files.manifest;
+    let manifest = &files.manifest;
     let (commit, skills, documents) = (
         manifest.source_commit.clone(),
         manifest.skill_count,
         manifest.document_count,
     );
-    let sealed = assembled.files.clone().seal();
-    let outcome = write_commit(store, &sealed).await?;
+    let outcome = write_commit(store, &files.seal()).await?;
+    drop(staging);
     let status = match outcome {
         WriteOutcome::Written => BuildStatus::Built,
         WriteOutcome::AlreadyComplete => BuildStatus::AlreadyBuilt,
@@ -261,12 +289,21 @@ async fn build_new(
     })
 }
 
-/// Walk, parse, chunk, validate and assemble: the CPU-bound middle.
-fn parse_snapshot(
+/// Skill files parsed per batch: enough to keep both cores busy, few enough
+/// that memory does not grow with the repository.
+const BATCH: usize = 256;
+
+/// Walk, parse, chunk, validate and assemble into files staged in `dir`:
+/// the CPU-bound middle. One thread parses batches on all cores while this
+/// one turns the previous batch into NDJSON, so memory holds two batches at
+/// most, whatever the number of skills.
+fn stage_artifact(
     config: &Config,
     snapshot: &Snapshot,
     reporter: &Reporter,
-) -> Result<Assembled, BuildError> {
+    cache: &ParseCache,
+    dir: &std::path::Path,
+) -> Result<(Assembled, ArtifactFiles), BuildError> {
     let entries = snapshot.list()?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let skills = skill_entries(&entries, &rules);
@@ -275,26 +312,56 @@ fn parse_snapshot(
         skills.len(),
         entries.len()
     ));
-
     let (marketplace, marketplace_findings) = read_marketplace(config, snapshot, &entries);
-    let bar = reporter.progress(skills.len() as u64, "parsing");
-    let extracted = extract(snapshot, &skills, &config.parse_options(), &|| bar.inc(1));
-    bar.finish_and_clear();
-
     let version = VersionInfo {
         commit: snapshot.version.id.clone(),
         commit_time: rfc3339(snapshot.version.time),
         branch: snapshot.version.branch.clone(),
     };
-    let generated_at = rfc3339(now_seconds());
-    Ok(assemble(
+    let io = |e: std::io::Error| BuildError::Internal(format!("staging the artifact: {e}"));
+    let documents = HashingFile::create(dir, DOCUMENTS_FILE).map_err(io)?;
+    let catalog = HashingFile::create(dir, CATALOG_FILE).map_err(io)?;
+    let mut assembler = Assembler::new(
         config,
-        &version,
+        version,
         &marketplace,
         marketplace_findings,
-        &extracted,
-        &generated_at,
-    )?)
+        documents,
+        catalog,
+    )?;
+
+    let tree = SkillTree::new(&skills);
+    let options = config.parse_options();
+    let bar = reporter.progress(skills.len() as u64, "parsing");
+    let tick = || bar.inc(1);
+    std::thread::scope(|scope| -> Result<(), BuildError> {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        let (tree, tick, skills) = (&tree, &tick, &skills);
+        scope.spawn(move || {
+            for batch in skills.chunks(BATCH) {
+                let parsed = extract(snapshot, batch, tree, &options, cache, tick);
+                if sender.send(parsed).is_err() {
+                    break; // the assembler stopped on an error
+                }
+            }
+        });
+        for batch in receiver {
+            for item in &batch {
+                assembler.add(item)?;
+            }
+        }
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+
+    let generated_at = rfc3339(now_seconds());
+    let (assembled, documents, catalog) = assembler.finish(&generated_at)?;
+    let files = ArtifactFiles {
+        documents: documents.finish().map_err(io)?,
+        catalog: catalog.finish().map_err(io)?,
+        manifest: assembled.manifest.clone(),
+    };
+    Ok((assembled, files))
 }
 
 fn read_marketplace(

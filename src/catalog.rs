@@ -46,16 +46,14 @@ pub fn catalog_entry(ctx: &BuildContext, host: &CatalogHost, skill: &Document) -
     entry
 }
 
-/// The whole catalog around `entries`.
-pub fn catalog(ctx: &BuildContext, host: &CatalogHost, entries: Vec<Value>) -> Value {
-    json!({
-        "specVersion": "1.0",
-        "host": {
-            "displayName": host.display_name,
-            "identifier": format!("https://github.com/{}", ctx.repo),
-            "documentationUrl": host.documentation_url,
-            "logoUrl": host.logo_url,
-        },
-        "entries": entries,
-    })
+/// The catalog's opening, up to the `entries` array, whose items follow one
+/// per line and which `\n  ]\n}\n` closes.
+pub fn catalog_head(ctx: &BuildContext, host: &CatalogHost) -> String {
+    let host = json!({
+        "displayName": host.display_name,
+        "identifier": format!("https://github.com/{}", ctx.repo),
+        "documentationUrl": host.documentation_url,
+        "logoUrl": host.logo_url,
+    });
+    format!("{{\n  \"specVersion\": \"1.0\",\n  \"host\": {host},\n  \"entries\": [")
 }

@@ -6,40 +6,113 @@
 //! of the tree is parsed as that file (an alias, with a warning); any other
 //! is skipped.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
 use rayon::prelude::*;
 
 use crate::diagnostics::{Finding, Unusable, WarningClass};
 use crate::parse::{parse_skill, ParseOptions, ParsedSkill};
-use crate::source::{Entry, EntryKind, FileReader, Snapshot};
+use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
 use crate::walk::resolve_symlink;
 
 /// One skill file after the parse stage.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Extracted {
     /// Path of the file in the source.
     pub path: String,
-    /// The parsed file, or why it cannot be used.
-    pub result: Result<ParsedSkill, Unusable>,
+    /// The parsed file, or why it cannot be used (shared with the cache).
+    pub result: Arc<Result<ParsedSkill, Unusable>>,
 }
 
-/// Reads and parses `skills` (in order), calling `tick` after each.
+/// Parse results by git blob id, so a file that many commits share is parsed
+/// once per run (the parse options are fixed for a run).
+#[derive(Debug, Default)]
+pub struct ParseCache {
+    map: Mutex<HashMap<gix::ObjectId, Arc<Result<ParsedSkill, Unusable>>>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl ParseCache {
+    /// Keeps only the entries of `keep` (the blobs of the commit just built),
+    /// so memory follows one commit's worth of skills, not the history's.
+    pub fn retain(&self, keep: &HashSet<gix::ObjectId>) {
+        if let Ok(mut map) = self.map.lock() {
+            map.retain(|id, _| keep.contains(id));
+        }
+    }
+
+    /// (hits, misses) so far.
+    pub fn stats(&self) -> (u64, u64) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
+    }
+
+    fn get(&self, id: &gix::ObjectId) -> Option<Arc<Result<ParsedSkill, Unusable>>> {
+        let found = self.map.lock().ok()?.get(id).cloned();
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    fn put(&self, id: gix::ObjectId, result: Arc<Result<ParsedSkill, Unusable>>) {
+        if let Ok(mut map) = self.map.lock() {
+            map.insert(id, result);
+        }
+    }
+}
+
+/// The skill files of a tree, for resolving symlinks between them.
+pub struct SkillTree<'a> {
+    entries: &'a [&'a Entry],
+    paths: Vec<&'a str>,
+}
+
+impl<'a> SkillTree<'a> {
+    /// Indexes `entries`.
+    pub fn new(entries: &'a [&'a Entry]) -> Self {
+        let paths = entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::File)
+            .map(|e| e.path.as_str())
+            .collect();
+        Self { entries, paths }
+    }
+}
+
+/// Reads and parses `batch` (in order) on all cores, calling `tick` after each.
 pub fn extract(
     snapshot: &Snapshot,
-    skills: &[&Entry],
+    batch: &[&Entry],
+    tree: &SkillTree<'_>,
     options: &ParseOptions,
+    cache: &ParseCache,
     tick: &(dyn Fn() + Sync),
 ) -> Vec<Extracted> {
-    let skill_paths: Vec<&str> = skills
-        .iter()
-        .filter(|e| e.kind == EntryKind::File)
-        .map(|e| e.path.as_str())
-        .collect();
-    skills
+    batch
         .par_iter()
         .map_init(
             || snapshot.reader(),
             |reader, entry| {
-                let result = extract_one(reader, entry, skills, &skill_paths, options);
+                let result = match (&entry.kind, &entry.object) {
+                    (EntryKind::File, ObjectRef::Blob(id)) => match cache.get(id) {
+                        Some(hit) => hit,
+                        None => {
+                            let parsed = Arc::new(extract_one(reader, entry, tree, options));
+                            cache.put(*id, parsed.clone());
+                            parsed
+                        }
+                    },
+                    _ => Arc::new(extract_one(reader, entry, tree, options)),
+                };
                 tick();
                 Extracted {
                     path: entry.path.clone(),
@@ -53,8 +126,7 @@ pub fn extract(
 fn extract_one(
     reader: &FileReader,
     entry: &Entry,
-    skills: &[&Entry],
-    skill_paths: &[&str],
+    tree: &SkillTree<'_>,
     options: &ParseOptions,
 ) -> Result<ParsedSkill, Unusable> {
     if !entry.path_is_utf8 {
@@ -70,10 +142,11 @@ fn extract_one(
         EntryKind::Symlink => {
             let target = String::from_utf8_lossy(&read(entry)?).into_owned();
             let resolved =
-                resolve_symlink(&entry.path, &target, skill_paths).ok_or(Unusable::Symlink {
+                resolve_symlink(&entry.path, &target, &tree.paths).ok_or(Unusable::Symlink {
                     target: target.clone(),
                 })?;
-            let target_entry = skills
+            let target_entry = tree
+                .entries
                 .iter()
                 .find(|e| e.path == resolved)
                 .ok_or(Unusable::Symlink { target })?;

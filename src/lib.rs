@@ -22,6 +22,7 @@ pub mod parse;
 pub mod promote;
 pub mod report;
 pub mod source;
+pub mod staging;
 pub mod validate;
 pub mod verify;
 pub mod walk;

@@ -9,15 +9,19 @@
 
 use object_store::PutMode;
 
-use agentfinder_skills_reader::artifact::{get_optional, read_artifact, read_manifest, ReadError};
+use agentfinder_skills_reader::artifact::{digest_of, get_optional, read_manifest, ReadError};
+use agentfinder_skills_reader::contract::FileDigest;
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, MANIFEST_FILE, SUCCESS_FILE,
 };
-use agentfinder_skills_reader::store::Store;
+use agentfinder_skills_reader::store::{redact_text, Store};
+use futures::StreamExt;
+use object_store::{ObjectStoreExt, WriteMultipart};
+use sha2::{Digest, Sha256};
 
 use crate::failpoint::failpoint;
 use crate::lock::{LockError, LockTimes, StoreLock};
-use crate::write::{delete, put, success_bytes, WriteError};
+use crate::write::{delete, put, success_bytes, WriteError, MULTIPART_THRESHOLD};
 
 /// When promotion is allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,33 +106,33 @@ async fn promote_locked(
     policy: PromotePolicy,
 ) -> Result<Promotion, PromoteError> {
     let location = ArtifactLocation::Commit(commit.to_string());
-    let (marker, _) = read_manifest(store, &location).await?;
+    let (marker, manifest) = read_manifest(store, &location).await?;
     let latest = ArtifactLocation::Latest;
     let current_marker = get_optional(store, &latest.file(SUCCESS_FILE)).await?;
     if current_marker.as_deref() == Some(success_bytes(&marker).as_ref()) {
         return Ok(Promotion::AlreadyLatest);
     }
-    let source = read_artifact(store, &location).await?;
     // The guard reads latest/manifest.json even without _SUCCESS, so a
     // crashed promotion cannot open the way to a backwards move.
     let current: Option<Manifest> = get_optional(store, &latest.file(MANIFEST_FILE))
         .await?
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     if let (Some(current), false) = (&current, policy.force) {
-        check(&source.manifest, current, policy.max_shrink_ratio)?;
+        check(&manifest, current, policy.max_shrink_ratio)?;
     }
 
     delete(store, &latest, SUCCESS_FILE).await?;
     failpoint("promote-after-remove-success");
-    for (name, bytes) in &source.files {
-        put(store, &latest, name, bytes.clone(), PutMode::Overwrite).await?;
+    for (name, expected) in &marker.files {
+        copy_verified(store, &location, &latest, name, expected).await?;
         failpoint(&format!("promote-after-{name}"));
     }
+    let marker_bytes = success_bytes(&marker);
     put(
         store,
         &latest,
         SUCCESS_FILE,
-        success_bytes(&source.success),
+        marker_bytes,
         PutMode::Overwrite,
     )
     .await?;
@@ -136,6 +140,85 @@ async fn promote_locked(
     Ok(Promotion::Promoted {
         previous: current.map(|m| m.source_commit),
     })
+}
+
+/// Copies `from/name` to `to/name` by uploading its bytes again, streamed
+/// in parts, checking them against `expected` on the way: the copy becomes
+/// visible only if they match.
+async fn copy_verified(
+    store: &Store,
+    from: &ArtifactLocation,
+    to: &ArtifactLocation,
+    name: &str,
+    expected: &FileDigest,
+) -> Result<(), PromoteError> {
+    let source = from.file(name);
+    let read_error = |message: String| {
+        PromoteError::Read(ReadError::Store {
+            path: source.to_string(),
+            message: redact_text(&message),
+        })
+    };
+    let corrupt = |actual: FileDigest| {
+        PromoteError::Read(ReadError::Invalid {
+            location: from.to_string(),
+            file: name.to_string(),
+            line: None,
+            message: format!(
+                "sha256 {} size {} does not match _SUCCESS (sha256 {} size {}): the commit artifact is corrupt",
+                actual.sha256, actual.size, expected.sha256, expected.size
+            ),
+        })
+    };
+    let got = store
+        .inner
+        .get(&source)
+        .await
+        .map_err(|e| read_error(e.to_string()))?;
+    if expected.size <= MULTIPART_THRESHOLD {
+        let bytes = got.bytes().await.map_err(|e| read_error(e.to_string()))?;
+        let actual = digest_of(&bytes);
+        if &actual != expected {
+            return Err(corrupt(actual));
+        }
+        put(store, to, name, bytes, PutMode::Overwrite).await?;
+        return Ok(());
+    }
+    let target = to.file(name);
+    let write_error =
+        |e: object_store::Error| PromoteError::Write(WriteError::from_store(store, &target, e));
+    let upload = store
+        .inner
+        .put_multipart(&target)
+        .await
+        .map_err(write_error)?;
+    let mut writer = WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    let mut stream = got.into_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                let _ = writer.abort().await;
+                return Err(read_error(e.to_string()));
+            }
+        };
+        hasher.update(&chunk);
+        size += chunk.len() as u64;
+        writer.wait_for_capacity(4).await.map_err(write_error)?;
+        writer.write(&chunk);
+    }
+    let actual = FileDigest {
+        sha256: hex::encode(hasher.finalize()),
+        size,
+    };
+    if &actual != expected {
+        let _ = writer.abort().await;
+        return Err(corrupt(actual));
+    }
+    writer.finish().await.map_err(write_error)?;
+    Ok(())
 }
 
 /// The age and shrink checks of `new` against `current`.

@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, WriteMultipart};
+use tokio::io::AsyncReadExt;
 
 use agentfinder_skills_reader::artifact::digest_of;
 use agentfinder_skills_reader::contract::{
@@ -19,6 +20,7 @@ use agentfinder_skills_reader::contract::{
 use agentfinder_skills_reader::store::{redact_text, Store};
 
 use crate::failpoint::failpoint;
+use crate::staging::StagedFile;
 
 /// A store write failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +50,12 @@ pub enum WriteErrorKind {
 }
 
 impl WriteError {
-    fn from_store(store: &Store, path: &object_store::path::Path, e: object_store::Error) -> Self {
+    /// A store error on `path`, classified.
+    pub fn from_store(
+        store: &Store,
+        path: &object_store::path::Path,
+        e: object_store::Error,
+    ) -> Self {
         let kind = match e {
             object_store::Error::AlreadyExists { .. } => WriteErrorKind::AlreadyExists,
             object_store::Error::Precondition { .. } => WriteErrorKind::Precondition,
@@ -65,31 +72,40 @@ impl WriteError {
 }
 
 /// The files of one artifact, before they are written.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ArtifactFiles {
-    /// `hf-skills.ndjson`.
-    pub documents: Bytes,
-    /// `ai-catalog.json`.
-    pub catalog: Bytes,
+    /// `hf-skills.ndjson`, staged on disk.
+    pub documents: StagedFile,
+    /// `ai-catalog.json`, staged on disk.
+    pub catalog: StagedFile,
     /// The manifest; its `files` are filled in by [`ArtifactFiles::seal`].
     pub manifest: Manifest,
+}
+
+/// Where the bytes of a file to write come from.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// A staged file on disk, streamed when large.
+    File(StagedFile),
+    /// Bytes in memory.
+    Bytes(Bytes),
 }
 
 /// Serialised files and the marker that vouches for them.
 #[derive(Debug, Clone)]
 pub struct SealedArtifact {
-    /// (file name, bytes) in write order.
-    pub files: Vec<(&'static str, Bytes)>,
+    /// (file name, content) in write order.
+    pub files: Vec<(&'static str, Content)>,
     /// `_SUCCESS`.
     pub success: SuccessMarker,
 }
 
 impl ArtifactFiles {
-    /// Computes digests, records them in the manifest and in `_SUCCESS`.
+    /// Records the digests in the manifest and in `_SUCCESS`.
     pub fn seal(mut self) -> SealedArtifact {
         let mut digests = BTreeMap::new();
-        digests.insert(DOCUMENTS_FILE.to_string(), digest_of(&self.documents));
-        digests.insert(CATALOG_FILE.to_string(), digest_of(&self.catalog));
+        digests.insert(DOCUMENTS_FILE.to_string(), self.documents.digest.clone());
+        digests.insert(CATALOG_FILE.to_string(), self.catalog.digest.clone());
         self.manifest.files = digests.clone();
         let mut manifest = serde_json::to_vec_pretty(&self.manifest).unwrap_or_default();
         manifest.push(b'\n');
@@ -97,9 +113,9 @@ impl ArtifactFiles {
         digests.insert(MANIFEST_FILE.to_string(), digest_of(&manifest));
         SealedArtifact {
             files: vec![
-                (DOCUMENTS_FILE, self.documents),
-                (CATALOG_FILE, self.catalog),
-                (MANIFEST_FILE, manifest),
+                (DOCUMENTS_FILE, Content::File(self.documents)),
+                (CATALOG_FILE, Content::File(self.catalog)),
+                (MANIFEST_FILE, Content::Bytes(manifest)),
             ],
             success: SuccessMarker {
                 schema_version: SCHEMA_VERSION,
@@ -126,8 +142,8 @@ pub async fn write_commit(
     artifact: &SealedArtifact,
 ) -> Result<WriteOutcome, WriteError> {
     let location = ArtifactLocation::Commit(artifact.success.commit.clone());
-    for (name, bytes) in &artifact.files {
-        put(store, &location, name, bytes.clone(), PutMode::Overwrite).await?;
+    for (name, content) in &artifact.files {
+        put_content(store, &location, name, content).await?;
         failpoint(&format!("commit-after-{name}"));
     }
     let marker = success_bytes(&artifact.success);
@@ -177,6 +193,76 @@ pub async fn put(
     store
         .inner
         .put_opts(&path, PutPayload::from(bytes), options)
+        .await
+        .map(|_| ())
+        .map_err(|e| WriteError::from_store(store, &path, e))
+}
+
+/// Files larger than this are uploaded in parts, streamed from disk.
+pub const MULTIPART_THRESHOLD: u64 = 16 * 1024 * 1024;
+/// Size of one uploaded part.
+const PART_BYTES: usize = 8 * 1024 * 1024;
+
+/// Writes `content` as `location/name`, replacing what is there. Large files
+/// go up in parts, which become visible only once complete.
+pub async fn put_content(
+    store: &Store,
+    location: &ArtifactLocation,
+    name: &str,
+    content: &Content,
+) -> Result<(), WriteError> {
+    let staged = match content {
+        Content::Bytes(bytes) => {
+            return put(store, location, name, bytes.clone(), PutMode::Overwrite).await
+        }
+        Content::File(staged) => staged,
+    };
+    let path = location.file(name);
+    let error = |message: String| WriteError {
+        store: store.display.clone(),
+        path: path.to_string(),
+        message: redact_text(&message),
+        kind: WriteErrorKind::Other,
+    };
+    if staged.digest.size <= MULTIPART_THRESHOLD {
+        let bytes = tokio::fs::read(&staged.path)
+            .await
+            .map_err(|e| error(e.to_string()))?;
+        return put(
+            store,
+            location,
+            name,
+            Bytes::from(bytes),
+            PutMode::Overwrite,
+        )
+        .await;
+    }
+    let upload = store
+        .inner
+        .put_multipart(&path)
+        .await
+        .map_err(|e| WriteError::from_store(store, &path, e))?;
+    let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+    let mut file = tokio::fs::File::open(&staged.path)
+        .await
+        .map_err(|e| error(e.to_string()))?;
+    let mut buffer = vec![0u8; PART_BYTES];
+    loop {
+        let read = file
+            .read(&mut buffer)
+            .await
+            .map_err(|e| error(e.to_string()))?;
+        if read == 0 {
+            break;
+        }
+        writer
+            .wait_for_capacity(4)
+            .await
+            .map_err(|e| WriteError::from_store(store, &path, e))?;
+        writer.write(&buffer[..read]);
+    }
+    writer
+        .finish()
         .await
         .map(|_| ())
         .map_err(|e| WriteError::from_store(store, &path, e))

@@ -367,3 +367,55 @@ async fn concurrent_builders_on_s3() {
         concurrent_builders(Target::s3(&moto, &format!("race-{round}"))).await;
     }
 }
+
+/// An artifact over the multipart threshold is uploaded in parts and
+/// promoted by a streamed, verified copy.
+async fn large_artifact(target: Target<'_>) {
+    let mut repo = GitRepo::new();
+    let paragraph =
+        "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor. "
+            .repeat(12);
+    for i in 0..150 {
+        let body: String = (0..40)
+            .map(|h| format!("## Section {h}\n\n{paragraph}\n\n"))
+            .collect();
+        repo.write(
+            &format!("skills/k{i}/SKILL.md"),
+            skill(&format!("k{i}"), "large", &body),
+        );
+    }
+    let commit = repo.commit("large");
+    let cwd = tempfile::tempdir().unwrap();
+    let out = target.run(
+        cwd.path(),
+        &["build", "--source", repo.path().to_str().unwrap()],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = target.store();
+    let artifact = read_artifact(&store, &ArtifactLocation::Latest)
+        .await
+        .unwrap();
+    assert!(
+        artifact.documents.len() as u64 > agentfinder_skills::write::MULTIPART_THRESHOLD,
+        "{}",
+        artifact.documents.len()
+    );
+    assert_eq!(artifact.success.commit, commit);
+    check_documents(&artifact).unwrap();
+    assert!(target
+        .run(cwd.path(), &["verify", "--commit", &commit], None)
+        .status
+        .success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn large_artifacts_on_a_local_folder() {
+    large_artifact(Target::local()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn large_artifacts_on_s3() {
+    let Some(moto) = Moto::start() else { return };
+    large_artifact(Target::s3(&moto, "large")).await;
+}

@@ -49,8 +49,9 @@ impl Moto {
             }
         };
         let moto = Self { child, port };
+        // Ready when it answers HTTP, not merely when the port accepts.
         let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        while moto.request("GET", "/").is_err() {
             assert!(
                 Instant::now() < deadline,
                 "moto_server did not start on port {port}"
@@ -60,25 +61,38 @@ impl Moto {
         Some(moto)
     }
 
+    /// One plain HTTP request; the status line.
+    fn request(&self, verb: &str, path: &str) -> std::io::Result<String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        write!(
+            stream,
+            "{verb} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            self.port
+        )?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response)?;
+        Ok(response.lines().next().unwrap_or_default().to_string())
+    }
+
     pub fn endpoint(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// Creates a bucket (moto does not check signatures).
+    /// Creates a bucket (moto does not check signatures), retrying while a
+    /// loaded machine resets connections.
     pub fn create_bucket(&self, bucket: &str) {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        write!(
-            stream,
-            "PUT /{bucket} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            self.port
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        assert!(
-            response.starts_with("HTTP/1.1 200"),
-            "create bucket: {response}"
-        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match self.request("PUT", &format!("/{bucket}")) {
+                Ok(status) if status.starts_with("HTTP/1.1 200") => return,
+                other => assert!(
+                    Instant::now() < deadline,
+                    "create bucket {bucket}: {other:?}"
+                ),
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 
     /// Environment for a child process using `s3://bucket/...`.
