@@ -159,30 +159,8 @@ pub async fn build(
         snapshot.display, snapshot.version.branch
     ));
 
-    let location = ArtifactLocation::Commit(commit.clone());
-    let mut summary = if is_complete(store, &location).await? {
-        already_built(store, &location, &request.config).await?
-    } else {
-        // One builder per commit at a time; one that waited finds it complete.
-        let purpose = format!("build {commit}");
-        let lock_name = format!("commit-{commit}");
-        let lock = StoreLock::acquire(store, &lock_name, &purpose, LockTimes::default()).await?;
-        failpoint("commit-after-lock");
-        let result = if is_complete(store, &location).await? {
-            already_built(store, &location, &request.config).await
-        } else {
-            build_new(
-                &request,
-                snapshot,
-                store,
-                reporter,
-                Arc::new(ParseCache::default()),
-            )
-            .await
-        };
-        lock.release().await;
-        result?
-    };
+    let cache = Arc::new(ParseCache::default());
+    let mut summary = build_commit(&request, snapshot, store, reporter, cache).await?;
     summary.store = store.display.clone();
     if request.promote {
         let policy = PromotePolicy {
@@ -193,6 +171,34 @@ pub async fn build(
     }
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// Makes `commits/<commit>/` complete for `snapshot`: a no-op when it is,
+/// else a build under the commit's lock (a builder that waited for the lock
+/// finds it complete). `cache` carries parse results across commits.
+pub async fn build_commit(
+    request: &BuildRequest,
+    snapshot: Snapshot,
+    store: &Store,
+    reporter: &Reporter,
+    cache: Arc<ParseCache>,
+) -> Result<BuildSummary, BuildError> {
+    let commit = snapshot.version.id.clone();
+    let location = ArtifactLocation::Commit(commit.clone());
+    if is_complete(store, &location).await? {
+        return already_built(store, &location, &request.config).await;
+    }
+    let purpose = format!("build {commit}");
+    let lock_name = format!("commit-{commit}");
+    let lock = StoreLock::acquire(store, &lock_name, &purpose, LockTimes::default()).await?;
+    failpoint("commit-after-lock");
+    let result = if is_complete(store, &location).await? {
+        already_built(store, &location, &request.config).await
+    } else {
+        build_new(request, snapshot, store, reporter, cache).await
+    };
+    lock.release().await;
+    result
 }
 
 async fn is_complete(store: &Store, location: &ArtifactLocation) -> Result<bool, BuildError> {

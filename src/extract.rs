@@ -6,7 +6,7 @@
 //! of the tree is parsed as that file (an alias, with a warning); any other
 //! is skipped.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -28,19 +28,24 @@ pub struct Extracted {
 
 /// Parse results by git blob id, so a file that many commits share is parsed
 /// once per run (the parse options are fixed for a run).
+///
+/// Entries carry the generation (commit) that last used them; [`ParseCache::advance`]
+/// drops those the commit just built did not use, so memory follows one
+/// commit's worth of skills, not the history's.
 #[derive(Debug, Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<gix::ObjectId, Arc<Result<ParsedSkill, Unusable>>>>,
+    map: Mutex<HashMap<gix::ObjectId, (Arc<Result<ParsedSkill, Unusable>>, u64)>>,
+    generation: AtomicU64,
     hits: AtomicU64,
     misses: AtomicU64,
 }
 
 impl ParseCache {
-    /// Keeps only the entries of `keep` (the blobs of the commit just built),
-    /// so memory follows one commit's worth of skills, not the history's.
-    pub fn retain(&self, keep: &HashSet<gix::ObjectId>) {
+    /// Ends a commit: forgets what it did not use.
+    pub fn advance(&self) {
+        let current = self.generation.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut map) = self.map.lock() {
-            map.retain(|id, _| keep.contains(id));
+            map.retain(|_, (_, used)| *used >= current);
         }
     }
 
@@ -53,7 +58,11 @@ impl ParseCache {
     }
 
     fn get(&self, id: &gix::ObjectId) -> Option<Arc<Result<ParsedSkill, Unusable>>> {
-        let found = self.map.lock().ok()?.get(id).cloned();
+        let generation = self.generation.load(Ordering::Relaxed);
+        let found = self.map.lock().ok()?.get_mut(id).map(|(parsed, used)| {
+            *used = generation;
+            parsed.clone()
+        });
         let counter = if found.is_some() {
             &self.hits
         } else {
@@ -64,8 +73,9 @@ impl ParseCache {
     }
 
     fn put(&self, id: gix::ObjectId, result: Arc<Result<ParsedSkill, Unusable>>) {
+        let generation = self.generation.load(Ordering::Relaxed);
         if let Ok(mut map) = self.map.lock() {
-            map.insert(id, result);
+            map.insert(id, (result, generation));
         }
     }
 }

@@ -8,6 +8,7 @@
 //! sits in [`source`], [`extract`], [`write`] and [`promote`].
 
 pub mod assemble;
+pub mod backfill;
 pub mod build;
 pub mod catalog;
 pub mod chunk;

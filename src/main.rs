@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
+use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
 use agentfinder_skills::build::{build, BuildError, BuildRequest};
 use agentfinder_skills::config::Config;
 use agentfinder_skills::promote::{promote, PromotePolicy, Promotion};
@@ -45,6 +46,8 @@ struct Cli {
 enum Command {
     /// Build commits/<commit>/ from a source at one ref, then promote latest/.
     Build(BuildArgs),
+    /// Build commits/<sha>/ for every commit of a first-parent history that lacks one (resumable).
+    Backfill(BackfillArgs),
     /// Re-read an artifact and check digests, schema, ids and counts.
     Verify(VerifyArgs),
     /// Make latest/ equal to an existing commits/<commit>/.
@@ -97,6 +100,43 @@ struct BuildArgs {
 }
 
 #[derive(Args)]
+struct BackfillArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Git repository: a local path or a URL (cloned with full history) [default: [source].location].
+    #[arg(long, value_name = "URL|PATH")]
+    source: Option<String>,
+    /// Newest commit of the walk: branch, tag or commit [default: HEAD / the remote's default branch].
+    #[arg(long, value_name = "REV")]
+    to: Option<String>,
+    /// Oldest commit of the walk, included.
+    #[arg(long, value_name = "REV")]
+    from: Option<String>,
+    /// Only the N newest commits of the walk.
+    #[arg(long, value_name = "N")]
+    last: Option<usize>,
+    /// Only commits made at or after DATE (YYYY-MM-DD or RFC 3339).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Exactly these commits (comma-separated), instead of a walk.
+    #[arg(long, value_name = "SHA,...", value_delimiter = ',')]
+    commits: Vec<String>,
+    /// Build only this job's share: commits whose id hashes to I of N (1-based).
+    /// N jobs with 1/N .. N/N cover every commit once.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Promote the newest selected commit to latest/ afterwards (latest/ is untouched otherwise).
+    #[arg(long)]
+    promote_newest: bool,
+    /// With --promote-newest: promote even onto an older commit or a shrunken build.
+    #[arg(long)]
+    force: bool,
+    /// Fail a commit instead of warning (see build --strict); the backfill goes on and exits 4.
+    #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
+    strict: Option<String>,
+}
+
+#[derive(Args)]
 struct VerifyArgs {
     #[command(flatten)]
     common: Common,
@@ -129,6 +169,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Build(args) => run_build(args).await,
+            Command::Backfill(args) => run_backfill(args).await,
             Command::Verify(args) => run_verify(args).await,
             Command::Promote(args) => run_promote(args).await,
             Command::Reader(command) => run_reader(command).await,
@@ -207,11 +248,8 @@ async fn run_build(args: BuildArgs) -> Result<(), Failure> {
         .clone()
         .or_else(|| config.source.location.clone())
         .context("no source: pass --source URL|PATH or set [source].location in pipeline.toml")?;
-    let strict = match &args.strict {
-        None => StrictPolicy::off(),
-        Some(names) => StrictPolicy::named(std::slice::from_ref(names))
-            .map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?,
-    };
+    let strict = strict_policy(args.strict.as_deref())
+        .map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?;
     let request = BuildRequest {
         config,
         source: SourceSpec::parse(&source),
@@ -220,15 +258,9 @@ async fn run_build(args: BuildArgs) -> Result<(), Failure> {
         force: args.force,
         strict,
     };
-    let summary = build(request, &store, &reporter).await.map_err(|e| {
-        let code = match &e {
-            BuildError::Source(_) => exit::SOURCE,
-            BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
-            BuildError::Write(_) | BuildError::Internal(_) | BuildError::Lock(_) => exit::STORAGE,
-            BuildError::Promote(p) => promote_code(p),
-        };
-        Failure::new(code, e)
-    })?;
+    let summary = build(request, &store, &reporter)
+        .await
+        .map_err(|e| Failure::new(build_code(&e), e))?;
     if let Some(Promotion::Promoted { previous }) = &summary.promotion {
         reporter.info(format!(
             "promoted latest/ to {} (was {})",
@@ -304,6 +336,89 @@ async fn run_reader(command: ReaderCommand) -> Result<(), Failure> {
         Ok(0) => Ok(()),
         Ok(code) => Err(Failure::silent(code)),
         Err(failure) => Err(Failure::new(failure.code, anyhow::anyhow!(failure.message))),
+    }
+}
+
+async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
+    let (config, store, reporter) = setup(&args.common)?;
+    let source = args
+        .source
+        .clone()
+        .or_else(|| config.source.location.clone())
+        .context("no source: pass --source URL|PATH or set [source].location in pipeline.toml")?;
+    let usage = |e: String| Failure::new(exit::FAILURE, anyhow::anyhow!(e));
+    let strict = strict_policy(args.strict.as_deref()).map_err(usage)?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(Shard::parse)
+        .transpose()
+        .map_err(usage)?;
+    let since = args
+        .since
+        .as_deref()
+        .map(parse_date)
+        .transpose()
+        .map_err(usage)?;
+    let request = BackfillRequest {
+        config,
+        source: SourceSpec::parse(&source),
+        selection: Selection {
+            to: args.to.clone(),
+            from: args.from.clone(),
+            last: args.last,
+            since,
+            commits: args.commits.clone(),
+        },
+        shard,
+        promote_newest: args.promote_newest,
+        force: args.force,
+        strict,
+    };
+    let summary = backfill(request, &store, &reporter)
+        .await
+        .map_err(|e| Failure::new(build_code(&e), e))?;
+    println!("{}", summary.line(&store.display, shard));
+    if summary.failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            exit::VALIDATION,
+            anyhow::anyhow!(
+                "{} commit(s) failed validation; the others were built",
+                summary.failed.len()
+            ),
+        ))
+    }
+}
+
+/// `YYYY-MM-DD` (midnight UTC) or RFC 3339, as Unix seconds.
+fn parse_date(text: &str) -> Result<i64, String> {
+    let full = if text.len() == 10 {
+        format!("{text}T00:00:00Z")
+    } else {
+        text.to_string()
+    };
+    humantime::parse_rfc3339_weak(&full)
+        .map_err(|e| format!("--since `{text}`: {e} (use YYYY-MM-DD or RFC 3339)"))?
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .map_err(|_| format!("--since `{text}` is before 1970"))
+}
+
+fn strict_policy(strict: Option<&str>) -> Result<StrictPolicy, String> {
+    match strict {
+        None => Ok(StrictPolicy::off()),
+        Some(names) => StrictPolicy::named(&[names.to_string()]),
+    }
+}
+
+fn build_code(error: &BuildError) -> u8 {
+    match error {
+        BuildError::Source(_) => exit::SOURCE,
+        BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
+        BuildError::Write(_) | BuildError::Internal(_) | BuildError::Lock(_) => exit::STORAGE,
+        BuildError::Promote(p) => promote_code(p),
     }
 }
 

@@ -68,10 +68,65 @@ pub(super) fn resolve(
     default_branch: &str,
     display: String,
 ) -> Result<Snapshot, SourceError> {
+    let commit_id = resolve_commit(&repo, reference, &display)?;
+    let branch = match reference {
+        Some(name) if !looks_like_commit(name) => name
+            .trim_start_matches("refs/heads/")
+            .trim_start_matches("refs/tags/")
+            .to_string(),
+        _ => head_branch(&repo).unwrap_or_else(|| default_branch.to_string()),
+    };
+    snapshot_at(repo.into_sync(), commit_id, branch, display)
+}
+
+/// A snapshot of `commit_id` in `repo`.
+pub(super) fn snapshot_at(
+    repo: gix::ThreadSafeRepository,
+    commit_id: gix::ObjectId,
+    branch: String,
+    display: String,
+) -> Result<Snapshot, SourceError> {
+    let local = repo.to_thread_local();
+    let resolve_error = |message: String| SourceError::Resolve {
+        reference: commit_id.to_string(),
+        source_name: display.clone(),
+        message,
+    };
+    let (time, tree) = {
+        let commit = local
+            .find_commit(commit_id)
+            .map_err(|e| resolve_error(e.to_string()))?;
+        let time = commit
+            .time()
+            .map_err(|e| resolve_error(e.to_string()))?
+            .seconds;
+        let tree = commit.tree_id().map_err(|e| resolve_error(e.to_string()))?;
+        (time, tree.detach())
+    };
+    let version = Version {
+        id: commit_id.to_string(),
+        time,
+        branch,
+        is_git: true,
+    };
+    let source = GitSource {
+        repo,
+        tree,
+        display: display.clone(),
+    };
+    Ok(Snapshot::git(version, display, source))
+}
+
+/// Resolves a branch, tag, remote branch or commit id to a commit.
+pub(super) fn resolve_commit(
+    repo: &gix::Repository,
+    reference: Option<&str>,
+    display: &str,
+) -> Result<gix::ObjectId, SourceError> {
     let wanted = reference.unwrap_or("HEAD");
     let resolve_error = |message: String| SourceError::Resolve {
         reference: wanted.to_string(),
-        source_name: display.clone(),
+        source_name: display.to_string(),
         message,
     };
     let candidates = [
@@ -94,37 +149,43 @@ pub(super) fn resolve(
             }
         }
     }
-    let commit_id = commit.ok_or_else(|| resolve_error(last_error))?;
-    let (time, tree) = {
-        let commit = repo
-            .find_commit(commit_id)
-            .map_err(|e| resolve_error(e.to_string()))?;
-        let time = commit
-            .time()
-            .map_err(|e| resolve_error(e.to_string()))?
-            .seconds;
-        let tree = commit.tree_id().map_err(|e| resolve_error(e.to_string()))?;
-        (time, tree.detach())
+    commit.ok_or_else(|| resolve_error(last_error))
+}
+
+/// The first-parent history of `head`, newest first, stopping after `stop`
+/// says so (its commit included) or at the root.
+pub(super) fn first_parent(
+    repo: &gix::Repository,
+    head: gix::ObjectId,
+    display: &str,
+    mut stop: impl FnMut(gix::ObjectId, i64) -> bool,
+) -> Result<Vec<(gix::ObjectId, i64)>, SourceError> {
+    let git_error = |message: String| SourceError::Git {
+        source_name: display.to_string(),
+        message,
     };
-    let branch = match reference {
-        Some(name) if !looks_like_commit(name) => name
-            .trim_start_matches("refs/heads/")
-            .trim_start_matches("refs/tags/")
-            .to_string(),
-        _ => head_branch(&repo).unwrap_or_else(|| default_branch.to_string()),
-    };
-    let version = Version {
-        id: commit_id.to_string(),
-        time,
-        branch,
-        is_git: true,
-    };
-    let source = GitSource {
-        repo: repo.into_sync(),
-        tree,
-        display: display.clone(),
-    };
-    Ok(Snapshot::git(version, display, source))
+    let mut out = Vec::new();
+    let mut next = Some(head);
+    while let Some(id) = next {
+        let commit = repo.find_commit(id).map_err(|e| git_error(e.to_string()))?;
+        let time = commit.time().map_err(|e| git_error(e.to_string()))?.seconds;
+        out.push((id, time));
+        if stop(id, time) {
+            break;
+        }
+        next = commit.parent_ids().next().map(|p| p.detach());
+        if next.is_some() && repo.is_shallow().unwrap_or(false) {
+            // Parents below a shallow boundary are not in the object database.
+            if let Some(parent) = next {
+                if repo.find_commit(parent).is_err() {
+                    return Err(git_error(format!(
+                        "history stops at a shallow boundary below {id}; fetch full history (backfill clones it)"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn head_branch(repo: &gix::Repository) -> Option<String> {
@@ -148,6 +209,7 @@ pub(super) fn clone_or_fetch(
     url: &str,
     reference: Option<&str>,
     cache_dir: &Path,
+    full_history: bool,
 ) -> Result<gix::Repository, SourceError> {
     let display = redact_url(url);
     let fetch_error = |message: String| SourceError::Fetch {
@@ -155,6 +217,7 @@ pub(super) fn clone_or_fetch(
         message: redact_text(&message),
     };
     let shallow = match reference {
+        _ if full_history => gix::remote::fetch::Shallow::NoChange,
         Some(r) if looks_like_commit(r) => gix::remote::fetch::Shallow::NoChange,
         _ => gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN),
     };
@@ -165,8 +228,8 @@ pub(super) fn clone_or_fetch(
         let shallow = if repo.is_shallow().unwrap_or(false)
             && matches!(shallow, gix::remote::fetch::Shallow::NoChange)
         {
-            // A commit id may lie below the shallow boundary: fetch all history.
-            gix::remote::fetch::Shallow::Deepen(u32::MAX / 2)
+            // A commit id or a backfill may reach below the shallow boundary.
+            gix::remote::fetch::Shallow::undo()
         } else {
             shallow
         };

@@ -148,7 +148,7 @@ pub fn open(
 ) -> Result<Snapshot, SourceError> {
     match spec {
         SourceSpec::Remote(url) => {
-            let repo = git::clone_or_fetch(url, reference, cache_dir)?;
+            let repo = git::clone_or_fetch(url, reference, cache_dir, false)?;
             git::resolve(
                 repo,
                 reference,
@@ -167,6 +167,83 @@ pub fn open(
                 Err(_) => folder::resolve(path, reference, default_branch),
             }
         }
+    }
+}
+
+/// A git repository opened for walking its history, as a backfill does.
+pub struct History {
+    repo: gix::ThreadSafeRepository,
+    /// Where it came from, with credentials removed.
+    pub display: String,
+    /// Branch recorded in every artifact of the walk.
+    pub branch: String,
+}
+
+/// Opens `spec` with its full history: a local repository in place, or a URL
+/// cloned (or fetched, deepening a shallow cache) into `cache_dir`.
+pub fn open_history(
+    spec: &SourceSpec,
+    reference: Option<&str>,
+    cache_dir: &Path,
+    default_branch: &str,
+) -> Result<History, SourceError> {
+    let (repo, display) = match spec {
+        SourceSpec::Remote(url) => (
+            git::clone_or_fetch(url, reference, cache_dir, true)?,
+            agentfinder_skills_reader::store::redact_url(url),
+        ),
+        SourceSpec::Local(path) => {
+            if !path.exists() {
+                return Err(SourceError::Missing(path.display().to_string()));
+            }
+            let repo = gix::open(path).map_err(|e| SourceError::Git {
+                source_name: path.display().to_string(),
+                message: format!("a backfill needs a git repository: {e}"),
+            })?;
+            (repo, path.display().to_string())
+        }
+    };
+    let branch = match reference {
+        Some(name) if !name.bytes().all(|b| b.is_ascii_hexdigit()) => name.to_string(),
+        _ => repo
+            .head_name()
+            .ok()
+            .flatten()
+            .and_then(|n| n.shorten().to_string().into())
+            .filter(|n: &String| n != "HEAD")
+            .unwrap_or_else(|| default_branch.to_string()),
+    };
+    Ok(History {
+        repo: repo.into_sync(),
+        display,
+        branch,
+    })
+}
+
+impl History {
+    /// Resolves a branch, tag or commit id.
+    pub fn resolve(&self, reference: &str) -> Result<gix::ObjectId, SourceError> {
+        git::resolve_commit(&self.repo.to_thread_local(), Some(reference), &self.display)
+    }
+
+    /// First-parent history from `head`, newest first, with commit times;
+    /// the walk ends after the commit for which `stop` returns true.
+    pub fn first_parent(
+        &self,
+        head: gix::ObjectId,
+        stop: impl FnMut(gix::ObjectId, i64) -> bool,
+    ) -> Result<Vec<(gix::ObjectId, i64)>, SourceError> {
+        git::first_parent(&self.repo.to_thread_local(), head, &self.display, stop)
+    }
+
+    /// A snapshot of one commit.
+    pub fn snapshot(&self, commit: gix::ObjectId) -> Result<Snapshot, SourceError> {
+        git::snapshot_at(
+            self.repo.clone(),
+            commit,
+            self.branch.clone(),
+            self.display.clone(),
+        )
     }
 }
 

@@ -1,0 +1,371 @@
+//! The backfill command: one `commits/<sha>/` per commit of a history.
+//!
+//! Walks first-parent history, oldest first, and builds every selected
+//! commit that lacks a complete artifact; complete ones are skipped without
+//! reading them, so a backfill stopped by a crash or Ctrl-C continues where
+//! it stopped. Each distinct SKILL.md blob is parsed once per run and reused
+//! by every commit that contains it (see [`ParseCache`]). `latest/` is left
+//! alone unless `--promote-newest`.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::Instant;
+
+use agentfinder_skills_reader::artifact::read_success;
+use agentfinder_skills_reader::contract::ArtifactLocation;
+use agentfinder_skills_reader::store::Store;
+
+use crate::build::{build_commit, BuildError, BuildRequest, BuildStatus};
+use crate::config::Config;
+use crate::extract::ParseCache;
+use crate::promote::{promote, PromotePolicy, Promotion};
+use crate::report::Reporter;
+use crate::source::{open_history, History, SourceSpec};
+use crate::validate::StrictPolicy;
+
+/// Which commits to build.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Newest commit of the walk (default: HEAD, or the remote's default branch).
+    pub to: Option<String>,
+    /// Oldest commit of the walk, included.
+    pub from: Option<String>,
+    /// At most this many commits, the newest.
+    pub last: Option<usize>,
+    /// Only commits at or after this time (Unix seconds).
+    pub since: Option<i64>,
+    /// Exactly these commits instead of a walk.
+    pub commits: Vec<String>,
+}
+
+/// `--shard I/N`: this job builds the commits whose id hashes to I of N.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based shard number.
+    pub index: u64,
+    /// Number of shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// Parses `I/N` with 1 <= I <= N.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (index, count) = text
+            .split_once('/')
+            .ok_or_else(|| format!("--shard `{text}`: expected I/N, e.g. 2/4"))?;
+        let index: u64 = index
+            .trim()
+            .parse()
+            .map_err(|_| format!("--shard `{text}`: I is not a number"))?;
+        let count: u64 = count
+            .trim()
+            .parse()
+            .map_err(|_| format!("--shard `{text}`: N is not a number"))?;
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("--shard `{text}`: need 1 <= I <= N"));
+        }
+        Ok(Self { index, count })
+    }
+
+    /// Whether this shard builds `commit`: the first 15 hex digits of the id,
+    /// modulo N, so the split does not depend on which commits are listed.
+    pub fn owns(&self, commit: &str) -> bool {
+        let prefix = &commit[..commit.len().min(15)];
+        let value = u64::from_str_radix(prefix, 16).unwrap_or(0);
+        value % self.count == self.index - 1
+    }
+}
+
+/// What to backfill.
+#[derive(Debug, Clone)]
+pub struct BackfillRequest {
+    /// Effective configuration.
+    pub config: Config,
+    /// The repository.
+    pub source: SourceSpec,
+    /// Which commits.
+    pub selection: Selection,
+    /// This job's part of them.
+    pub shard: Option<Shard>,
+    /// Promote the newest selected commit afterwards.
+    pub promote_newest: bool,
+    /// Skip promotion's age and shrink checks.
+    pub force: bool,
+    /// What fails a commit.
+    pub strict: StrictPolicy,
+}
+
+/// The outcome of a backfill.
+#[derive(Debug, Clone, Default)]
+pub struct BackfillSummary {
+    /// Commits selected (after sharding).
+    pub selected: usize,
+    /// Built by this run.
+    pub built: usize,
+    /// Already complete, skipped.
+    pub already: usize,
+    /// Commits that failed validation, with the reason.
+    pub failed: Vec<(String, String)>,
+    /// Documents written by this run.
+    pub documents: u64,
+    /// Skill files parsed (cache misses) and reused (hits).
+    pub parsed: u64,
+    /// Skill files reused from an earlier commit of this run.
+    pub reused: u64,
+    /// Promotion outcome with `--promote-newest`.
+    pub promotion: Option<(String, Promotion)>,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+impl BackfillSummary {
+    /// The one line a backfill ends with.
+    pub fn line(&self, store: &str, shard: Option<Shard>) -> String {
+        let shard = shard.map_or("1/1".to_string(), |s| format!("{}/{}", s.index, s.count));
+        let latest = match &self.promotion {
+            None => "untouched".to_string(),
+            Some((commit, Promotion::AlreadyLatest)) => format!("already-latest:{commit}"),
+            Some((commit, Promotion::Promoted { .. })) => format!("promoted:{commit}"),
+        };
+        format!(
+            "backfill: shard={shard} commits={} built={} already={} failed={} documents={} parsed={} reused={} latest={latest} store={store} seconds={:.2}",
+            self.selected,
+            self.built,
+            self.already,
+            self.failed.len(),
+            self.documents,
+            self.parsed,
+            self.reused,
+            self.seconds
+        )
+    }
+}
+
+/// Runs a backfill into `store`.
+pub async fn backfill(
+    request: BackfillRequest,
+    store: &Store,
+    reporter: &Reporter,
+) -> Result<BackfillSummary, BuildError> {
+    let started = Instant::now();
+    let history = open(&request).await?;
+    let commits = select(&history, &request.selection)?;
+    let commits: Vec<String> = commits
+        .into_iter()
+        .filter(|c| request.shard.is_none_or(|s| s.owns(c)))
+        .collect();
+    reporter.info(format!(
+        "backfill of {} commit(s) of {} ({}) into {}",
+        commits.len(),
+        history.display,
+        history.branch,
+        store.display
+    ));
+
+    let build_request = BuildRequest {
+        config: request.config.clone(),
+        source: request.source.clone(),
+        reference: None,
+        promote: false,
+        force: request.force,
+        strict: request.strict.clone(),
+    };
+    let quiet_builds = Reporter {
+        quiet: true,
+        ..*reporter
+    };
+    let cache = Arc::new(ParseCache::default());
+    let mut summary = BackfillSummary {
+        selected: commits.len(),
+        ..Default::default()
+    };
+    let mut progress = Progress::new(reporter, commits.len());
+    for commit in &commits {
+        let location = ArtifactLocation::Commit(commit.clone());
+        let complete = read_success(store, &location)
+            .await
+            .map_err(|e| BuildError::Promote(crate::promote::PromoteError::Read(e)))?
+            .is_some();
+        if complete {
+            summary.already += 1;
+        } else {
+            let id = history.resolve(commit)?;
+            let snapshot = history.snapshot(id)?;
+            match build_commit(
+                &build_request,
+                snapshot,
+                store,
+                &quiet_builds,
+                cache.clone(),
+            )
+            .await
+            {
+                Ok(built) => {
+                    match built.status {
+                        BuildStatus::Built => summary.built += 1,
+                        BuildStatus::AlreadyBuilt => summary.already += 1,
+                    }
+                    summary.documents += built.documents;
+                }
+                Err(BuildError::Validation(reason)) => {
+                    eprintln!("backfill: {commit}: {reason}");
+                    summary.failed.push((commit.clone(), reason));
+                }
+                Err(other) => return Err(other),
+            }
+            cache.advance();
+        }
+        let (hits, misses) = cache.stats();
+        progress.tick(&summary, hits + misses);
+    }
+    progress.finish();
+    (summary.reused, summary.parsed) = cache.stats();
+
+    if request.promote_newest {
+        if let Some(newest) = commits.last() {
+            let policy = PromotePolicy {
+                force: request.force,
+                max_shrink_ratio: request.config.promote.max_shrink_ratio,
+            };
+            let outcome = promote(store, newest, policy).await?;
+            summary.promotion = Some((newest.clone(), outcome));
+        }
+    }
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+async fn open(request: &BackfillRequest) -> Result<History, BuildError> {
+    let spec = request.source.clone();
+    let to = request.selection.to.clone();
+    let cache = std::path::PathBuf::from(&request.config.source.cache_dir);
+    let branch = request.config.source.branch.clone();
+    tokio::task::spawn_blocking(move || open_history(&spec, to.as_deref(), &cache, &branch))
+        .await
+        .map_err(|e| BuildError::Internal(e.to_string()))?
+        .map_err(BuildError::from)
+}
+
+/// The selected commits, oldest first.
+fn select(history: &History, selection: &Selection) -> Result<Vec<String>, BuildError> {
+    if !selection.commits.is_empty() {
+        let mut listed = Vec::new();
+        for commit in &selection.commits {
+            let id = history.resolve(commit)?;
+            let (_, time) = history.first_parent(id, |_, _| true)?[0];
+            listed.push((time, id.to_string()));
+        }
+        listed.sort();
+        listed.dedup_by(|a, b| a.1 == b.1);
+        return Ok(listed.into_iter().map(|(_, id)| id).collect());
+    }
+    let head = history.resolve(selection.to.as_deref().unwrap_or("HEAD"))?;
+    let from = selection
+        .from
+        .as_deref()
+        .map(|r| history.resolve(r))
+        .transpose()?;
+    let mut count = 0usize;
+    let walk = history.first_parent(head, |id, time| {
+        count += 1;
+        Some(id) == from
+            || selection.last.is_some_and(|n| count >= n)
+            || selection.since.is_some_and(|since| time < since)
+    })?;
+    let mut commits: Vec<String> = walk
+        .into_iter()
+        .filter(|(_, time)| selection.since.is_none_or(|since| *time >= since))
+        .map(|(id, _)| id.to_string())
+        .collect();
+    commits.reverse();
+    Ok(commits)
+}
+
+/// Commits done / total, skills per second and ETA: a bar on a terminal,
+/// a line every ten seconds otherwise.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    plain: bool,
+    quiet: bool,
+    started: Instant,
+    last_line: Instant,
+    done: usize,
+    total: usize,
+}
+
+impl Progress {
+    fn new(reporter: &Reporter, total: usize) -> Self {
+        let plain = !std::io::stderr().is_terminal();
+        Self {
+            bar: reporter.progress(total as u64, "commits"),
+            plain,
+            quiet: reporter.quiet,
+            started: Instant::now(),
+            last_line: Instant::now(),
+            done: 0,
+            total,
+        }
+    }
+
+    fn tick(&mut self, summary: &BackfillSummary, skills: u64) {
+        self.done += 1;
+        self.bar.inc(1);
+        let elapsed = self.started.elapsed().as_secs_f64().max(1e-9);
+        let rate = skills as f64 / elapsed;
+        self.bar.set_message(format!("{rate:.0} skills/s"));
+        if self.plain
+            && !self.quiet
+            && (self.last_line.elapsed().as_secs() >= 10 || self.done == self.total)
+        {
+            let eta = elapsed / self.done as f64 * (self.total - self.done) as f64;
+            eprintln!(
+                "backfill: {}/{} commits (built {}, already {}, failed {}), {rate:.0} skills/s, eta {:.0} s",
+                self.done,
+                self.total,
+                summary.built,
+                summary.already,
+                summary.failed.len(),
+                eta
+            );
+            self.last_line = Instant::now();
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_split_commits_disjointly_and_completely() {
+        let commits: Vec<String> = (0..1000u32)
+            .map(|i| format!("{:040x}", u128::from(i) * 0x9e37_79b9_7f4a_7c15))
+            .collect();
+        let shards: Vec<Shard> = (1..=4)
+            .map(|i| Shard::parse(&format!("{i}/4")).unwrap())
+            .collect();
+        for commit in &commits {
+            assert_eq!(
+                shards.iter().filter(|s| s.owns(commit)).count(),
+                1,
+                "{commit}"
+            );
+        }
+        for shard in &shards {
+            let owned = commits.iter().filter(|c| shard.owns(c)).count();
+            assert!((150..350).contains(&owned), "{shard:?} owns {owned}");
+        }
+    }
+
+    #[test]
+    fn shard_syntax() {
+        assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
+        for bad in ["0/4", "5/4", "1/0", "x/2", "3"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! Backfill over real git histories, driving the real binary.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+
+/// Six commits; each changes one file of three, so most blobs are shared.
+fn history() -> (GitRepo, Vec<String>) {
+    let mut repo = GitRepo::new();
+    let mut commits = Vec::new();
+    for name in ["a", "b", "c"] {
+        repo.write(
+            &format!("skills/{name}/SKILL.md"),
+            skill(name, "first", "# Use\n\nv0\n"),
+        );
+    }
+    commits.push(repo.commit("c0"));
+    for i in 1..6 {
+        let name = ["a", "b", "c"][i % 3];
+        repo.write(
+            &format!("skills/{name}/SKILL.md"),
+            skill(name, "changed", &format!("# Use\n\nv{i}\n")),
+        );
+        commits.push(repo.commit(&format!("c{i}")));
+    }
+    (repo, commits)
+}
+
+fn field(summary: &str, key: &str) -> String {
+    summary
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key} in {summary}"))
+        .to_string()
+}
+
+fn built_commits(work: &std::path::Path) -> BTreeSet<String> {
+    std::fs::read_dir(work.join("artifacts/commits"))
+        .map(|dir| {
+            dir.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|c| {
+                    work.join("artifacts/commits")
+                        .join(c)
+                        .join("_SUCCESS")
+                        .exists()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn backfills_every_commit_once_parsing_each_blob_once_and_resumes() {
+    let (repo, commits) = history();
+    let work = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    let out = run(work.path(), &["backfill", "--source", source]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = stdout(&out);
+    assert_eq!(field(&summary, "commits"), "6");
+    assert_eq!(field(&summary, "built"), "6");
+    // 3 files at c0 + one new version per later commit: 8 distinct blobs,
+    // where commits x files would be 18.
+    assert_eq!(field(&summary, "parsed"), "8", "{summary}");
+    assert_eq!(field(&summary, "reused"), "10", "{summary}");
+    assert_eq!(field(&summary, "latest"), "untouched");
+    assert!(
+        !work.path().join("artifacts/latest").exists(),
+        "latest/ must be left alone"
+    );
+    assert_eq!(
+        built_commits(work.path()),
+        commits.iter().cloned().collect()
+    );
+    for commit in &commits {
+        assert!(run(work.path(), &["verify", "--commit", commit])
+            .status
+            .success());
+    }
+    // The same documents as a plain build of that commit (bar generated_at).
+    let plain = tempfile::tempdir().unwrap();
+    assert!(run(
+        plain.path(),
+        &["build", "--source", source, "--ref", &commits[3]]
+    )
+    .status
+    .success());
+    let a = std::fs::read(
+        work.path()
+            .join(format!("artifacts/commits/{}/hf-skills.ndjson", commits[3])),
+    )
+    .unwrap();
+    let b = std::fs::read(
+        plain
+            .path()
+            .join(format!("artifacts/commits/{}/hf-skills.ndjson", commits[3])),
+    )
+    .unwrap();
+    assert_eq!(a, b, "reused parses must give the same documents");
+
+    // Nothing left to do: every commit is skipped without a parse.
+    let out = run(work.path(), &["backfill", "--source", source]);
+    let summary = stdout(&out);
+    assert_eq!(
+        (
+            field(&summary, "built"),
+            field(&summary, "already"),
+            field(&summary, "parsed")
+        ),
+        ("0".into(), "6".into(), "0".into())
+    );
+}
+
+#[test]
+fn a_backfill_killed_midway_continues_where_it_stopped() {
+    let (repo, commits) = history();
+    let work = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    let killed = std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+        .args(["backfill", "--source", source])
+        .current_dir(work.path())
+        .env("AGENTFINDER_FAILPOINT", "commit-after-manifest.json")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.code(), None, "{}", stderr(&killed));
+    assert!(built_commits(work.path()).is_empty());
+    let out = run(work.path(), &["backfill", "--source", source]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(field(&stdout(&out), "built"), "6");
+    assert_eq!(built_commits(work.path()).len(), commits.len());
+}
+
+#[test]
+fn selections_and_shards() {
+    let (repo, commits) = history();
+    let source = repo.path().to_str().unwrap();
+    let select = |args: &[&str]| {
+        let work = tempfile::tempdir().unwrap();
+        let mut all = vec!["backfill", "--source", source];
+        all.extend_from_slice(args);
+        let out = run(work.path(), &all);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        built_commits(work.path())
+    };
+    let set = |range: &[String]| range.iter().cloned().collect::<BTreeSet<_>>();
+    assert_eq!(select(&["--last", "2"]), set(&commits[4..]));
+    assert_eq!(
+        select(&["--from", &commits[2], "--to", &commits[4]]),
+        set(&commits[2..5])
+    );
+    assert_eq!(
+        select(&["--commits", &format!("{},{}", commits[0], commits[5])]),
+        set(&[commits[0].clone(), commits[5].clone()])
+    );
+    // The fake history's commits are a day apart from 2026-01-01.
+    assert_eq!(select(&["--since", "2026-01-05"]), set(&commits[4..]));
+
+    // Shards partition the commits: disjoint, and together complete.
+    let work = tempfile::tempdir().unwrap();
+    let mut union = BTreeSet::new();
+    let mut total = 0;
+    for shard in ["1/3", "2/3", "3/3"] {
+        let out = run(
+            work.path(),
+            &["backfill", "--source", source, "--shard", shard],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let summary = stdout(&out);
+        total += field(&summary, "built").parse::<usize>().unwrap();
+        assert_eq!(field(&summary, "already"), "0", "shards overlap: {summary}");
+        union.extend(built_commits(work.path()));
+    }
+    assert_eq!(total, commits.len());
+    assert_eq!(union, set(&commits));
+}
+
+#[test]
+fn promote_newest_moves_latest_to_the_last_commit() {
+    let (repo, commits) = history();
+    let work = tempfile::tempdir().unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "backfill",
+            "--source",
+            repo.path().to_str().unwrap(),
+            "--last",
+            "3",
+            "--promote-newest",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        field(&stdout(&out), "latest"),
+        format!("promoted:{}", commits[5])
+    );
+    assert_eq!(
+        read_json(work.path().join("artifacts/latest/manifest.json"))["source_commit"],
+        commits[5].as_str()
+    );
+}
+
+#[test]
+fn backfill_clones_full_history_from_a_url() {
+    let (repo, commits) = history();
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", repo.path().display());
+    // A shallow clone made by `build` first must not stop the walk.
+    assert!(
+        run(work.path(), &["build", "--source", &url, "--no-promote"])
+            .status
+            .success()
+    );
+    let out = run(work.path(), &["backfill", "--source", &url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        built_commits(work.path()),
+        commits.iter().cloned().collect()
+    );
+}
