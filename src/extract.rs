@@ -17,13 +17,16 @@ use crate::parse::{parse_skill, ParseOptions, ParsedSkill};
 use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
 use crate::walk::resolve_symlink;
 
+/// A parse result, shared between the cache and every commit that uses it.
+pub type SharedParse = Arc<Result<ParsedSkill, Unusable>>;
+
 /// One skill file after the parse stage.
 #[derive(Debug, Clone)]
 pub struct Extracted {
     /// Path of the file in the source.
     pub path: String,
     /// The parsed file, or why it cannot be used (shared with the cache).
-    pub result: Arc<Result<ParsedSkill, Unusable>>,
+    pub result: SharedParse,
 }
 
 /// Parse results by git blob id, so a file that many commits share is parsed
@@ -34,7 +37,7 @@ pub struct Extracted {
 /// commit's worth of skills, not the history's.
 #[derive(Debug, Default)]
 pub struct ParseCache {
-    map: Mutex<HashMap<gix::ObjectId, (Arc<Result<ParsedSkill, Unusable>>, u64)>>,
+    map: Mutex<HashMap<gix::ObjectId, (SharedParse, u64)>>,
     generation: AtomicU64,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -57,7 +60,7 @@ impl ParseCache {
         )
     }
 
-    fn get(&self, id: &gix::ObjectId) -> Option<Arc<Result<ParsedSkill, Unusable>>> {
+    fn get(&self, id: &gix::ObjectId) -> Option<SharedParse> {
         let generation = self.generation.load(Ordering::Relaxed);
         let found = self.map.lock().ok()?.get_mut(id).map(|(parsed, used)| {
             *used = generation;
@@ -72,7 +75,7 @@ impl ParseCache {
         found
     }
 
-    fn put(&self, id: gix::ObjectId, result: Arc<Result<ParsedSkill, Unusable>>) {
+    fn put(&self, id: gix::ObjectId, result: SharedParse) {
         let generation = self.generation.load(Ordering::Relaxed);
         if let Ok(mut map) = self.map.lock() {
             map.insert(id, (result, generation));
