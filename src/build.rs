@@ -159,7 +159,7 @@ pub async fn build(
         snapshot.display, snapshot.version.branch
     ));
 
-    let cache = Arc::new(ParseCache::default());
+    let cache = Arc::new(ParseCache::disabled());
     let mut summary = build_commit(&request, snapshot, store, reporter, cache).await?;
     summary.store = store.display.clone();
     if request.promote {

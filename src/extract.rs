@@ -41,9 +41,19 @@ pub struct ParseCache {
     generation: AtomicU64,
     hits: AtomicU64,
     misses: AtomicU64,
+    disabled: bool,
 }
 
 impl ParseCache {
+    /// A cache that keeps nothing: a single build reads each blob once, and
+    /// keeping its parses would hold the whole repository in memory.
+    pub fn disabled() -> Self {
+        Self {
+            disabled: true,
+            ..Self::default()
+        }
+    }
+
     /// Ends a commit: forgets what it did not use.
     pub fn advance(&self) {
         let current = self.generation.fetch_add(1, Ordering::Relaxed);
@@ -76,6 +86,9 @@ impl ParseCache {
     }
 
     fn put(&self, id: gix::ObjectId, result: SharedParse) {
+        if self.disabled {
+            return;
+        }
         let generation = self.generation.load(Ordering::Relaxed);
         if let Ok(mut map) = self.map.lock() {
             map.insert(id, (result, generation));

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::failpoint::failpoint;
 use crate::lock::{LockError, LockTimes, StoreLock};
-use crate::write::{delete, put, success_bytes, WriteError, MULTIPART_THRESHOLD};
+use crate::write::{delete, local_copy, put, success_bytes, WriteError, MULTIPART_THRESHOLD};
 
 /// When promotion is allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -170,6 +170,27 @@ async fn copy_verified(
             ),
         })
     };
+    if let Some(root) = &store.local_root {
+        let from_file = root.join(source.as_ref());
+        let to_file = root.join(to.file(name).as_ref());
+        let expected = expected.clone();
+        let result =
+            tokio::task::spawn_blocking(move || local_copy(&from_file, &to_file, Some(&expected)))
+                .await
+                .map_err(|e| read_error(e.to_string()))?;
+        return match result {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                Err(PromoteError::Read(ReadError::Invalid {
+                    location: from.to_string(),
+                    file: name.to_string(),
+                    line: None,
+                    message: format!("{e}: the commit artifact is corrupt"),
+                }))
+            }
+            Err(e) => Err(read_error(e.to_string())),
+        };
+    }
     let got = store
         .inner
         .get(&source)

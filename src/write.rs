@@ -14,10 +14,11 @@ use tokio::io::AsyncReadExt;
 
 use agentfinder_skills_reader::artifact::digest_of;
 use agentfinder_skills_reader::contract::{
-    ArtifactLocation, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, MANIFEST_FILE,
-    SCHEMA_VERSION, SUCCESS_FILE,
+    ArtifactLocation, FileDigest, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE,
+    MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
 };
 use agentfinder_skills_reader::store::{redact_text, Store};
+use sha2::{Digest, Sha256};
 
 use crate::failpoint::failpoint;
 use crate::staging::StagedFile;
@@ -266,6 +267,39 @@ pub async fn put_content(
         .await
         .map(|_| ())
         .map_err(|e| WriteError::from_store(store, &path, e))
+}
+
+/// Copies `source` to `target` on a local file system: into a temporary file
+/// beside the target, checked against `expected` when given, then renamed
+/// into place, so readers see the old file or the whole new one.
+pub fn local_copy(
+    source: &std::path::Path,
+    target: &std::path::Path,
+    expected: Option<&FileDigest>,
+) -> std::io::Result<()> {
+    let dir = target.parent().unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let temp = tempfile::Builder::new()
+        .prefix(".upload-")
+        .tempfile_in(dir)?;
+    std::fs::copy(source, temp.path())?;
+    if let Some(expected) = expected {
+        let mut hasher = Sha256::new();
+        let mut file = std::fs::File::open(temp.path())?;
+        let size = std::io::copy(&mut file, &mut hasher)?;
+        let sha256 = hex::encode(hasher.finalize());
+        if sha256 != expected.sha256 || size != expected.size {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "sha256 {sha256} size {size} does not match _SUCCESS (sha256 {} size {})",
+                    expected.sha256, expected.size
+                ),
+            ));
+        }
+    }
+    temp.persist(target).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Deletes one file of `location`; a missing file is fine.

@@ -47,8 +47,9 @@ pub struct Store {
     pub inner: Arc<dyn ObjectStore>,
     /// Where it is, with credentials removed, for logs.
     pub display: String,
-    /// Whether the store is a local folder.
-    pub is_local: bool,
+    /// The folder, when the store is a local folder (large files are then
+    /// copied with the file system rather than uploaded in parts).
+    pub local_root: Option<std::path::PathBuf>,
 }
 
 /// How a remote store is reached; every field is optional and falls back to
@@ -205,7 +206,7 @@ impl Store {
         Ok(Self {
             inner,
             display,
-            is_local: false,
+            local_root: None,
         })
     }
 
@@ -214,7 +215,7 @@ impl Store {
         Self {
             inner,
             display: display.into(),
-            is_local: false,
+            local_root: None,
         }
     }
 
@@ -234,7 +235,7 @@ impl Store {
         Ok(Self {
             inner: Arc::new(inner),
             display,
-            is_local: true,
+            local_root: Some(absolute),
         })
     }
 }
@@ -306,7 +307,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("nested/store");
         let store = Store::open(root.to_str().unwrap()).unwrap();
-        assert!(store.is_local);
+        assert!(store.local_root.is_some());
         assert!(root.is_dir());
         let err = Store::open("ftp://user:pw@example.org/x").unwrap_err();
         let message = err.to_string();
