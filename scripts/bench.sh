@@ -5,14 +5,14 @@
 #
 # Generates (once, under ${BENCH_DIR:-/tmp/agentfinder-bench}) a synthetic
 # repository of SKILLS skills (default 60000) and one of BACKFILL_SKILLS
-# skills (default 2000) with BACKFILL_COMMITS commits (default 1000), then
+# skills (default 100) with BACKFILL_COMMITS commits (default 1000), then
 # reports: end-to-end build wall time, MB/s of Markdown and peak RSS;
 # markdown-rs parsing alone on all cores (the floor) and the ratio; a no-op
 # rebuild; and a backfill of all commits against one full build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SKILLS=${1:-60000}
-BF_SKILLS=${2:-2000}
+BF_SKILLS=${2:-100}
 BF_COMMITS=${3:-1000}
 DIR=${BENCH_DIR:-/tmp/agentfinder-bench}
 BIG="$DIR/repo-$SKILLS"

@@ -119,6 +119,31 @@ pub struct BackfillSummary {
 }
 
 impl BackfillSummary {
+    /// The summary as JSON fields (for `--log-format json`).
+    pub fn fields(&self, store: &str, shard: Option<Shard>) -> serde_json::Value {
+        let (latest, latest_commit) = match &self.promotion {
+            None => ("untouched", None),
+            Some((commit, Promotion::AlreadyLatest)) => ("already-latest", Some(commit)),
+            Some((commit, Promotion::Promoted { .. })) => ("promoted", Some(commit)),
+        };
+        serde_json::json!({
+            "event": "backfill",
+            "schema_version": agentfinder_skills_reader::contract::SCHEMA_VERSION,
+            "shard": shard.map_or("1/1".to_string(), |s| format!("{}/{}", s.index, s.count)),
+            "commits": self.selected,
+            "built": self.built,
+            "already": self.already,
+            "failed": self.failed.iter().map(|(c, r)| serde_json::json!({"commit": c, "reason": r})).collect::<Vec<_>>(),
+            "documents": self.documents,
+            "parsed": self.parsed,
+            "reused": self.reused,
+            "latest": latest,
+            "latest_commit": latest_commit,
+            "store": store,
+            "seconds": (self.seconds * 1000.0).round() / 1000.0,
+        })
+    }
+
     /// The one line a backfill ends with.
     pub fn line(&self, store: &str, shard: Option<Shard>) -> String {
         let shard = shard.map_or("1/1".to_string(), |s| format!("{}/{}", s.index, s.count));
@@ -154,13 +179,16 @@ pub async fn backfill(
         .into_iter()
         .filter(|c| request.shard.is_none_or(|s| s.owns(c)))
         .collect();
-    reporter.info(format!(
-        "backfill of {} commit(s) of {} ({}) into {}",
-        commits.len(),
-        history.display,
-        history.branch,
-        store.display
-    ));
+    reporter.info(
+        "backfill",
+        format!(
+            "backfill of {} commit(s) of {} ({}) into {}",
+            commits.len(),
+            history.display,
+            history.branch,
+            store.display
+        ),
+    );
 
     let build_request = BuildRequest {
         config: request.config.clone(),
@@ -208,7 +236,7 @@ pub async fn backfill(
                     summary.documents += built.documents;
                 }
                 Err(BuildError::Validation(reason)) => {
-                    eprintln!("backfill: {commit}: {reason}");
+                    reporter.warn("backfill", format!("{commit}: {reason}"));
                     summary.failed.push((commit.clone(), reason));
                 }
                 Err(other) => return Err(other),
@@ -286,7 +314,7 @@ fn select(history: &History, selection: &Selection) -> Result<Vec<String>, Build
 struct Progress {
     bar: indicatif::ProgressBar,
     plain: bool,
-    quiet: bool,
+    reporter: Reporter,
     started: Instant,
     last_line: Instant,
     done: usize,
@@ -295,11 +323,12 @@ struct Progress {
 
 impl Progress {
     fn new(reporter: &Reporter, total: usize) -> Self {
-        let plain = !std::io::stderr().is_terminal();
+        let plain =
+            !std::io::stderr().is_terminal() || reporter.format == crate::report::LogFormat::Json;
         Self {
             bar: reporter.progress(total as u64, "commits"),
             plain,
-            quiet: reporter.quiet,
+            reporter: *reporter,
             started: Instant::now(),
             last_line: Instant::now(),
             done: 0,
@@ -313,20 +342,16 @@ impl Progress {
         let elapsed = self.started.elapsed().as_secs_f64().max(1e-9);
         let rate = skills as f64 / elapsed;
         self.bar.set_message(format!("{rate:.0} skills/s"));
-        if self.plain
-            && !self.quiet
-            && (self.last_line.elapsed().as_secs() >= 10 || self.done == self.total)
-        {
+        if self.plain && (self.last_line.elapsed().as_secs() >= 10 || self.done == self.total) {
             let eta = elapsed / self.done as f64 * (self.total - self.done) as f64;
-            eprintln!(
-                "backfill: {}/{} commits (built {}, already {}, failed {}), {rate:.0} skills/s, eta {:.0} s",
+            self.reporter.info("backfill", format!("{}/{} commits (built {}, already {}, failed {}), {rate:.0} skills/s, eta {:.0} s",
                 self.done,
                 self.total,
                 summary.built,
                 summary.already,
                 summary.failed.len(),
                 eta
-            );
+            ));
             self.last_line = Instant::now();
         }
     }

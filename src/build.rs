@@ -79,6 +79,39 @@ pub struct BuildSummary {
 }
 
 impl BuildSummary {
+    /// The summary as JSON fields (for `--log-format json`).
+    pub fn fields(&self) -> serde_json::Value {
+        serde_json::json!({
+            "event": "build",
+            "commit": self.commit,
+            "schema_version": SCHEMA_VERSION,
+            "status": self.status_name(),
+            "skills": self.skills,
+            "documents": self.documents,
+            "skipped": self.skipped,
+            "warnings": self.warnings,
+            "latest": self.promotion_name(),
+            "load": self.load.as_deref().unwrap_or("not-run"),
+            "store": self.store,
+            "seconds": (self.seconds * 1000.0).round() / 1000.0,
+        })
+    }
+
+    fn status_name(&self) -> &'static str {
+        match self.status {
+            BuildStatus::Built => "built",
+            BuildStatus::AlreadyBuilt => "already-built",
+        }
+    }
+
+    fn promotion_name(&self) -> &'static str {
+        match &self.promotion {
+            None => "not-requested",
+            Some(Promotion::AlreadyLatest) => "already-latest",
+            Some(Promotion::Promoted { .. }) => "promoted",
+        }
+    }
+
     /// The one line every run ends with.
     pub fn line(&self) -> String {
         let status = match self.status {
@@ -154,10 +187,13 @@ pub async fn build(
     let started = Instant::now();
     let snapshot = open_source(&request).await?;
     let commit = snapshot.version.id.clone();
-    reporter.info(format!(
-        "source {} at {commit} ({})",
-        snapshot.display, snapshot.version.branch
-    ));
+    reporter.info(
+        "source",
+        format!(
+            "source {} at {commit} ({})",
+            snapshot.display, snapshot.version.branch
+        ),
+    );
 
     let cache = Arc::new(ParseCache::disabled());
     let mut summary = build_commit(&request, snapshot, store, reporter, cache).await?;
@@ -228,9 +264,12 @@ async fn already_built(
         .await
         .map_err(|e| BuildError::Promote(PromoteError::Read(e)))?;
     if manifest.config_digest != config.digest() {
-        eprintln!(
-            "warning: {location} was built with another configuration (digest {}); commit artifacts are immutable, so it is kept",
-            &manifest.config_digest[..12.min(manifest.config_digest.len())]
+        crate::report::global().warn(
+            "build",
+            format!(
+                "{location} was built with another configuration (digest {}); commit artifacts are immutable, so it is kept",
+                &manifest.config_digest[..12.min(manifest.config_digest.len())]
+            ),
         );
     }
     Ok(BuildSummary {
@@ -313,11 +352,14 @@ fn stage_artifact(
     let entries = snapshot.list()?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let skills = skill_entries(&entries, &rules);
-    reporter.info(format!(
-        "found {} skill files in {} entries",
-        skills.len(),
-        entries.len()
-    ));
+    reporter.info(
+        "walk",
+        format!(
+            "found {} skill files in {} entries",
+            skills.len(),
+            entries.len()
+        ),
+    );
     let (marketplace, marketplace_findings) = read_marketplace(config, snapshot, &entries);
     let version = VersionInfo {
         commit: snapshot.version.id.clone(),
@@ -402,15 +444,14 @@ fn read_marketplace(
 
 fn report_findings(reporter: &Reporter, assembled: &Assembled) {
     for skip in &assembled.skipped {
-        eprintln!("skipped: {}: {}: {}", skip.path, skip.class, skip.reason);
+        reporter.skipped(&skip.path, &skip.class, &skip.reason);
     }
-    reporter.warnings(assembled.warnings.iter().map(|(path, f)| {
-        let place = match f.line {
-            Some(line) => format!("{path}:{line}"),
-            None => path.clone(),
-        };
-        (place, f.class.as_str(), f.message.clone())
-    }));
+    reporter.findings(
+        assembled
+            .warnings
+            .iter()
+            .map(|(path, f)| (path.as_str(), f.line, f.class.as_str(), f.message.as_str())),
+    );
 }
 
 fn enforce_strict(policy: &StrictPolicy, assembled: &Assembled) -> Result<(), BuildError> {

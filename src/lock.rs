@@ -117,9 +117,12 @@ impl StoreLock {
             match put(store, &path, &record, PutMode::Create).await {
                 Ok(()) => return Ok(lock(true)),
                 Err(object_store::Error::NotImplemented { .. }) => {
-                    eprintln!(
-                        "warning: {} has no create-only writes; the lock {path} is advisory",
-                        store.display
+                    crate::report::global().warn(
+                        "lock",
+                        format!(
+                            "{} has no create-only writes; the lock {path} is advisory",
+                            store.display
+                        ),
                     );
                     put(store, &path, &record, PutMode::Overwrite)
                         .await

@@ -11,7 +11,7 @@ use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
 use agentfinder_skills::build::{build, BuildError, BuildRequest};
 use agentfinder_skills::config::Config;
 use agentfinder_skills::promote::{promote, PromotePolicy, Promotion};
-use agentfinder_skills::report::Reporter;
+use agentfinder_skills::report::{self, LogFormat, Reporter};
 use agentfinder_skills::source::SourceSpec;
 use agentfinder_skills::validate::StrictPolicy;
 use agentfinder_skills::verify::verify;
@@ -38,6 +38,9 @@ mod exit {
     about = "Turns repositories of agent skills (SKILL.md) into versioned search artifacts."
 )]
 struct Cli {
+    /// Log lines as text, or as one JSON object per line (for Jobs and Actions).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -159,10 +162,14 @@ struct PromoteArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    report::set_global_format(cli.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            report::global().error(
+                format!("cannot start the async runtime: {e}"),
+                exit::FAILURE,
+            );
             return ExitCode::from(exit::FAILURE);
         }
     };
@@ -180,7 +187,7 @@ fn main() -> ExitCode {
         Err(failure) => {
             let message = format!("{:#}", failure.error);
             if !message.is_empty() {
-                eprintln!("error: {message}");
+                report::global().error(message, failure.code);
             }
             ExitCode::from(failure.code)
         }
@@ -237,6 +244,7 @@ fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
     let reporter = Reporter {
         quiet: common.quiet,
         verbose: common.verbose,
+        format: report::global().format,
     };
     Ok((config, store, reporter))
 }
@@ -262,11 +270,14 @@ async fn run_build(args: BuildArgs) -> Result<(), Failure> {
         .await
         .map_err(|e| Failure::new(build_code(&e), e))?;
     if let Some(Promotion::Promoted { previous }) = &summary.promotion {
-        reporter.info(format!(
-            "promoted latest/ to {} (was {})",
-            summary.commit,
-            previous.as_deref().unwrap_or("empty")
-        ));
+        reporter.info(
+            "promote",
+            format!(
+                "promoted latest/ to {} (was {})",
+                summary.commit,
+                previous.as_deref().unwrap_or("empty")
+            ),
+        );
     }
     let location = if args.no_promote {
         ArtifactLocation::Commit(summary.commit.clone())
@@ -279,7 +290,7 @@ async fn run_build(args: BuildArgs) -> Result<(), Failure> {
         Ok(outcome) => outcome.clone(),
         Err(_) => "failed".to_string(),
     });
-    println!("{}", summary.line());
+    reporter.summary(&summary.line(), summary.fields());
     load.map(|_| ())
 }
 
@@ -297,7 +308,7 @@ async fn direct_load(
                 anyhow::anyhow!("load required but skipped: {why}"),
             ))
         } else {
-            eprintln!("load: skipped ({why})");
+            report::global().info("load", format!("load: skipped ({why})"));
             Ok("skipped".to_string())
         }
     };
@@ -320,7 +331,7 @@ async fn direct_load(
     let report = sync_or_load(store, &config, &options, false)
         .await
         .map_err(|f| Failure::new(exit::LOAD, anyhow::anyhow!(f.message)))?;
-    eprintln!("{}", describe_sync(&report, &config));
+    report::global().info("load", describe_sync(&report, &config));
     Ok(match report.outcome {
         agentfinder_skills_reader::meili::LoadOutcome::Unchanged => "unchanged".to_string(),
         agentfinder_skills_reader::meili::LoadOutcome::Loaded(_) => "loaded".to_string(),
@@ -378,7 +389,10 @@ async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
     let summary = backfill(request, &store, &reporter)
         .await
         .map_err(|e| Failure::new(build_code(&e), e))?;
-    println!("{}", summary.line(&store.display, shard));
+    reporter.summary(
+        &summary.line(&store.display, shard),
+        summary.fields(&store.display, shard),
+    );
     if summary.failed.is_empty() {
         Ok(())
     } else {
@@ -423,20 +437,25 @@ fn build_code(error: &BuildError) -> u8 {
 }
 
 async fn run_verify(args: VerifyArgs) -> Result<(), Failure> {
-    let (_, store, _) = setup(&args.common)?;
+    let (_, store, reporter) = setup(&args.common)?;
     let location = ArtifactLocation::parse(&args.commit);
     let verified = verify(&store, &location)
         .await
         .map_err(|e| Failure::new(exit::VERIFY_FAILED, e))?;
-    println!(
+    let text = format!(
         "verified: {location} commit={} documents={} skills={} store={}",
         verified.commit, verified.stats.documents, verified.stats.skills, store.display
     );
+    let fields = serde_json::json!({
+        "event": "verify", "location": location.to_string(), "commit": verified.commit,
+        "documents": verified.stats.documents, "skills": verified.stats.skills, "store": store.display,
+    });
+    reporter.summary(&text, fields);
     Ok(())
 }
 
 async fn run_promote(args: PromoteArgs) -> Result<(), Failure> {
-    let (config, store, _) = setup(&args.common)?;
+    let (config, store, reporter) = setup(&args.common)?;
     let policy = PromotePolicy {
         force: args.force,
         max_shrink_ratio: config.promote.max_shrink_ratio,
@@ -448,10 +467,12 @@ async fn run_promote(args: PromoteArgs) -> Result<(), Failure> {
         Promotion::AlreadyLatest => "already-latest",
         Promotion::Promoted { .. } => "promoted",
     };
-    println!(
+    let text = format!(
         "promote: commit={} latest={what} store={}",
         args.commit, store.display
     );
+    let fields = serde_json::json!({"event": "promote", "commit": args.commit, "latest": what, "store": store.display});
+    reporter.summary(&text, fields);
     Ok(())
 }
 
