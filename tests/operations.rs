@@ -172,7 +172,7 @@ fn the_dockerfile_builds_both_binaries_and_runs_unprivileged() {
     let user = text
         .lines()
         .filter_map(|l| l.strip_prefix("USER "))
-        .last()
+        .next_back()
         .expect("a USER line");
     assert!(user != "root" && user != "0", "runs as {user}");
     assert!(text.contains("-p agentfinder-skills -p agentfinder-skills-reader"));
