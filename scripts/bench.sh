@@ -32,7 +32,7 @@ run() {
   echo "$wall $((rss / 1024))"
 }
 
-MB=$(find "$BIG" -name SKILL.md -not -path '*/.git/*' -printf '%s\n' | awk '{s+=$1} END {printf "%.1f", s/1e6}')
+MB=$(find -L "$BIG" -name SKILL.md -not -path '*/.git/*' -printf '%s\n' | awk '{s+=$1} END {printf "%.1f", s/1e6}')
 rm -rf "$DIR/store-big"
 read -r build_s build_rss < <(run build "$BIN" build --quiet --source "$BIG" --store "$DIR/store-big")
 read -r noop_s noop_rss < <(run noop "$BIN" build --quiet --source "$BIG" --store "$DIR/store-big")

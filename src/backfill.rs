@@ -11,11 +11,10 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Instant;
 
-use agentfinder_skills_reader::artifact::read_success;
 use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::store::Store;
 
-use crate::build::{build_commit, BuildError, BuildRequest, BuildStatus};
+use crate::build::{build_commit, is_complete, BuildError, BuildRequest, BuildStatus};
 use crate::config::Config;
 use crate::extract::ParseCache;
 use crate::promote::{promote, PromotePolicy, Promotion};
@@ -210,11 +209,7 @@ pub async fn backfill(
     let mut progress = Progress::new(reporter, commits.len());
     for commit in &commits {
         let location = ArtifactLocation::Commit(commit.clone());
-        let complete = read_success(store, &location)
-            .await
-            .map_err(|e| BuildError::Promote(crate::promote::PromoteError::Read(e)))?
-            .is_some();
-        if complete {
+        if is_complete(store, &location).await? {
             summary.already += 1;
         } else {
             let id = history.resolve(commit)?;

@@ -237,7 +237,11 @@ pub async fn build_commit(
     result
 }
 
-async fn is_complete(store: &Store, location: &ArtifactLocation) -> Result<bool, BuildError> {
+/// Whether `location` has its `_SUCCESS` (and so is complete).
+pub(crate) async fn is_complete(
+    store: &Store,
+    location: &ArtifactLocation,
+) -> Result<bool, BuildError> {
     read_success(store, location)
         .await
         .map(|marker| marker.is_some())
@@ -295,10 +299,19 @@ async fn build_new(
 ) -> Result<BuildSummary, BuildError> {
     let config = request.config.clone();
     let reporter_copy = *reporter;
-    let staging = tempfile::Builder::new()
-        .prefix("agentfinder-build-")
-        .tempdir()
-        .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
+    // Beside a local store, so its files can be renamed into place instead of copied.
+    if let Some(root) = &store.local_root {
+        remove_stale_staging(root);
+    }
+    let staging = match &store.local_root {
+        Some(root) => tempfile::Builder::new()
+            .prefix(".staging-")
+            .tempdir_in(root),
+        None => tempfile::Builder::new()
+            .prefix("agentfinder-build-")
+            .tempdir(),
+    }
+    .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
     let dir = staging.path().to_path_buf();
     let (assembled, files) = tokio::task::spawn_blocking(move || {
         stage_artifact(&config, &snapshot, &reporter_copy, &cache, &dir)
@@ -332,6 +345,25 @@ async fn build_new(
         load: None,
         seconds: 0.0,
     })
+}
+
+/// Staging folders a killed build left in a local store's root: never read,
+/// removed once a day old (a running build's own is younger).
+fn remove_stale_staging(root: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    let day = std::time::Duration::from_secs(24 * 3600);
+    for entry in entries.flatten() {
+        let stale = entry.file_name().to_string_lossy().starts_with(".staging-")
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > day));
+        if stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough

@@ -251,16 +251,12 @@ fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
 
 async fn run_build(args: BuildArgs) -> Result<(), Failure> {
     let (config, store, reporter) = setup(&args.common)?;
-    let source = args
-        .source
-        .clone()
-        .or_else(|| config.source.location.clone())
-        .context("no source: pass --source URL|PATH or set [source].location in pipeline.toml")?;
+    let source = source_of(args.source.as_deref(), &config)?;
     let strict = strict_policy(args.strict.as_deref())
         .map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?;
     let request = BuildRequest {
         config,
-        source: SourceSpec::parse(&source),
+        source,
         reference: args.reference.clone(),
         promote: !args.no_promote,
         force: args.force,
@@ -352,11 +348,7 @@ async fn run_reader(command: ReaderCommand) -> Result<(), Failure> {
 
 async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
     let (config, store, reporter) = setup(&args.common)?;
-    let source = args
-        .source
-        .clone()
-        .or_else(|| config.source.location.clone())
-        .context("no source: pass --source URL|PATH or set [source].location in pipeline.toml")?;
+    let source = source_of(args.source.as_deref(), &config)?;
     let usage = |e: String| Failure::new(exit::FAILURE, anyhow::anyhow!(e));
     let strict = strict_policy(args.strict.as_deref()).map_err(usage)?;
     let shard = args
@@ -373,7 +365,7 @@ async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
         .map_err(usage)?;
     let request = BackfillRequest {
         config,
-        source: SourceSpec::parse(&source),
+        source,
         selection: Selection {
             to: args.to.clone(),
             from: args.from.clone(),
@@ -404,6 +396,15 @@ async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
             ),
         ))
     }
+}
+
+/// `--source`, else `[source].location`.
+fn source_of(flag: Option<&str>, config: &Config) -> Result<SourceSpec, Failure> {
+    let source = flag
+        .map(str::to_string)
+        .or_else(|| config.source.location.clone())
+        .context("no source: pass --source URL|PATH or set [source].location in pipeline.toml")?;
+    Ok(SourceSpec::parse(&source))
 }
 
 /// `YYYY-MM-DD` (midnight UTC) or RFC 3339, as Unix seconds.

@@ -225,6 +225,13 @@ pub async fn put_content(
         message: redact_text(&message),
         kind: WriteErrorKind::Other,
     };
+    if let Some(root) = &store.local_root {
+        let (source, target) = (staged.path.clone(), root.join(path.as_ref()));
+        return tokio::task::spawn_blocking(move || local_move(&source, &target))
+            .await
+            .map_err(|e| error(e.to_string()))?
+            .map_err(|e| error(e.to_string()));
+    }
     if staged.digest.size <= MULTIPART_THRESHOLD {
         let bytes = tokio::fs::read(&staged.path)
             .await
@@ -267,6 +274,19 @@ pub async fn put_content(
         .await
         .map(|_| ())
         .map_err(|e| WriteError::from_store(store, &path, e))
+}
+
+/// Moves a staged file into place on a local file system: a rename when both
+/// are on one file system (staging sits beside a local store), else a copy.
+/// Either way readers see no file or the whole file.
+fn local_move(source: &std::path::Path, target: &std::path::Path) -> std::io::Result<()> {
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    match std::fs::rename(source, target) {
+        Ok(()) => Ok(()),
+        Err(_) => local_copy(source, target, None),
+    }
 }
 
 /// Copies `source` to `target` on a local file system: into a temporary file
