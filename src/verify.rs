@@ -2,9 +2,10 @@
 //! `_SUCCESS` and the contract.
 
 use agentfinder_skills_reader::artifact::{
-    check_documents, read_artifact, DocumentStats, ReadError,
+    read_manifest, read_verified_file, DocumentStats, ReadError,
 };
 use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
+use agentfinder_skills_reader::documents::check_streamed;
 use agentfinder_skills_reader::store::Store;
 
 /// What a successful verification found.
@@ -18,10 +19,11 @@ pub struct Verified {
 
 /// Checks digests, schema, manifest, every document and the catalog.
 pub async fn verify(store: &Store, location: &ArtifactLocation) -> Result<Verified, ReadError> {
-    let artifact = read_artifact(store, location).await?;
-    let stats = check_documents(&artifact)?;
-    let catalog: serde_json::Value = serde_json::from_slice(&artifact.files[CATALOG_FILE])
-        .map_err(|e| ReadError::Invalid {
+    let (success, manifest) = read_manifest(store, location).await?;
+    let stats = check_streamed(store, location, &success, &manifest).await?;
+    let catalog_bytes = read_verified_file(store, location, &success, CATALOG_FILE).await?;
+    let catalog: serde_json::Value =
+        serde_json::from_slice(&catalog_bytes).map_err(|e| ReadError::Invalid {
             location: location.to_string(),
             file: CATALOG_FILE.to_string(),
             line: Some(e.line()),
@@ -37,7 +39,7 @@ pub async fn verify(store: &Store, location: &ArtifactLocation) -> Result<Verifi
         });
     }
     Ok(Verified {
-        commit: artifact.manifest.source_commit,
+        commit: manifest.source_commit,
         stats,
     })
 }

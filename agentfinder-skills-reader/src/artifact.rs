@@ -5,7 +5,7 @@
 //! promotion therefore gets [`ReadError::InProgress`], never a mix of two
 //! builds.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,8 +13,8 @@ use object_store::ObjectStoreExt;
 use sha2::{Digest, Sha256};
 
 use crate::contract::{
-    is_valid_document_id, ArtifactLocation, Document, FileDigest, Manifest, SuccessMarker,
-    DATA_FILES, DOCUMENTS_FILE, MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
+    ArtifactLocation, FileDigest, Manifest, SuccessMarker, DATA_FILES, DOCUMENTS_FILE,
+    MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
 };
 use crate::store::{redact_text, Store};
 
@@ -247,10 +247,34 @@ pub async fn read_artifact_retrying(
     attempts: u32,
     first_pause: Duration,
 ) -> Result<Artifact, ReadError> {
+    retrying(attempts, first_pause, || read_artifact(store, location)).await
+}
+
+/// Like [`read_manifest`], with [`read_artifact_retrying`]'s retries.
+pub async fn read_manifest_retrying(
+    store: &Store,
+    location: &ArtifactLocation,
+    attempts: u32,
+    first_pause: Duration,
+) -> Result<(SuccessMarker, Manifest), ReadError> {
+    retrying(attempts, first_pause, || read_manifest(store, location)).await
+}
+
+/// Runs `read` until it succeeds, fails for good, or `attempts` run out;
+/// only transient failures (a promotion in progress) are retried.
+pub async fn retrying<T, F, Fut>(
+    attempts: u32,
+    first_pause: Duration,
+    mut read: F,
+) -> Result<T, ReadError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, ReadError>>,
+{
     let mut pause = first_pause;
     let mut attempt = 1;
     loop {
-        match read_artifact(store, location).await {
+        match read().await {
             Err(e) if e.is_transient() && attempt < attempts => {
                 tokio::time::sleep(pause).await;
                 pause *= 2;
@@ -270,72 +294,12 @@ pub struct DocumentStats {
     pub skills: u64,
 }
 
-/// Parses every NDJSON line as a [`Document`] and checks the contract: ids
-/// valid and unique, content non-empty, commit as the manifest says, and the
-/// count the manifest claims.
+/// Parses every NDJSON line of an artifact in memory as a [`Document`] and
+/// checks the contract (see [`crate::documents::DocumentCheck`]).
 pub fn check_documents(artifact: &Artifact) -> Result<DocumentStats, ReadError> {
-    let invalid = |line: Option<usize>, message: String| ReadError::Invalid {
-        location: artifact.location.to_string(),
-        file: DOCUMENTS_FILE.to_string(),
-        line,
-        message,
-    };
-    let text = std::str::from_utf8(&artifact.documents)
-        .map_err(|e| invalid(None, format!("not UTF-8: {e}")))?;
-    if !text.is_empty() && !text.ends_with('\n') {
-        return Err(invalid(None, "last line is not newline-terminated".into()));
-    }
-    let mut ids = HashSet::new();
-    let mut stats = DocumentStats::default();
-    for (index, line) in text.lines().enumerate() {
-        let line_no = Some(index + 1);
-        let doc: Document =
-            serde_json::from_str(line).map_err(|e| invalid(line_no, e.to_string()))?;
-        if !is_valid_document_id(&doc.id) {
-            return Err(invalid(
-                line_no,
-                format!("id `{}` is not Meilisearch-safe", doc.id),
-            ));
-        }
-        if !ids.insert(doc.id.clone()) {
-            return Err(invalid(line_no, format!("duplicate id `{}`", doc.id)));
-        }
-        if doc.content.trim().is_empty() {
-            return Err(invalid(
-                line_no,
-                format!("document `{}` has empty content", doc.id),
-            ));
-        }
-        if doc.commit != artifact.manifest.source_commit {
-            return Err(invalid(
-                line_no,
-                format!("document `{}` names commit {}", doc.id, doc.commit),
-            ));
-        }
-        stats.documents += 1;
-        if doc.kind == crate::contract::KIND_SKILL {
-            stats.skills += 1;
-        }
-    }
-    if stats.documents != artifact.manifest.document_count {
-        return Err(invalid(
-            None,
-            format!(
-                "{} documents where the manifest says {}",
-                stats.documents, artifact.manifest.document_count
-            ),
-        ));
-    }
-    if stats.skills != artifact.manifest.skill_count {
-        return Err(invalid(
-            None,
-            format!(
-                "{} skill documents where the manifest says {}",
-                stats.skills, artifact.manifest.skill_count
-            ),
-        ));
-    }
-    Ok(stats)
+    let mut check = crate::documents::DocumentCheck::new(&artifact.location, &artifact.manifest);
+    check.batch(&artifact.documents)?;
+    check.finish()
 }
 
 /// Gets an object, mapping "not found" to `None`.

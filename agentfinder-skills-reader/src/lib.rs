@@ -12,6 +12,7 @@
 pub mod artifact;
 pub mod cli;
 pub mod contract;
+pub mod documents;
 pub mod meili;
 pub mod store;
 

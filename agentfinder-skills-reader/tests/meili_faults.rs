@@ -436,3 +436,21 @@ async fn health_reports_each_state_with_its_exit_code() {
     let report = health(Some(&config(&server)), Some(&setup.store), INDEX, &state).await;
     assert_eq!((report.stale, report.exit_code()), (true, 13));
 }
+
+#[tokio::test]
+async fn documents_that_do_not_match_success_never_reach_the_live_index() {
+    let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
+    let setup = artifact();
+    let ndjson = setup._dir.path().join("latest/hf-skills.ndjson");
+    let mut bytes = std::fs::read(&ndjson).unwrap();
+    bytes.extend_from_slice(b"{\"id\":\"intruder\"}\n");
+    std::fs::write(&ndjson, bytes).unwrap();
+    let err = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, SyncError::Artifact(e) if e.is_transient()),
+        "{err}"
+    );
+    assert_live_untouched(&server, &setup).await;
+}

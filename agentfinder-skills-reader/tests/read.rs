@@ -108,3 +108,78 @@ async fn a_marker_under_the_wrong_commit_is_invalid() {
     assert!(matches!(err, ReadError::Invalid { .. }), "{err}");
     assert!(!err.is_transient());
 }
+
+mod streaming {
+    use super::*;
+    use agentfinder_skills_reader::artifact::read_manifest;
+    use agentfinder_skills_reader::documents::{for_each_batch, StreamError};
+
+    fn ndjson_store(lines: usize) -> (tempfile::TempDir, Store, String) {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "latest", "abc");
+        let body: String = (0..lines)
+            .map(|i| format!("{{\"n\":{i},\"pad\":\"{}\"}}\n", "x".repeat(i % 50)))
+            .collect();
+        // Re-vouch for the new documents file.
+        let root = dir.path().join("latest");
+        std::fs::write(root.join("hf-skills.ndjson"), &body).unwrap();
+        let mut marker: SuccessMarker =
+            serde_json::from_slice(&std::fs::read(root.join(SUCCESS_FILE)).unwrap()).unwrap();
+        marker
+            .files
+            .insert("hf-skills.ndjson".into(), digest_of(body.as_bytes()));
+        std::fs::write(
+            root.join(SUCCESS_FILE),
+            serde_json::to_vec(&marker).unwrap(),
+        )
+        .unwrap();
+        let store = Store::open(dir.path().to_str().unwrap()).unwrap();
+        (dir, store, body)
+    }
+
+    #[tokio::test]
+    async fn batches_are_whole_lines_under_the_limit_and_add_up_to_the_file() {
+        let (_dir, store, body) = ndjson_store(2000);
+        let (success, _) = read_manifest(&store, &ArtifactLocation::Latest)
+            .await
+            .unwrap();
+        let mut seen = Vec::new();
+        let result = for_each_batch(&store, &ArtifactLocation::Latest, &success, 4096, |batch| {
+            seen.push(batch);
+            async { Ok::<(), ()>(()) }
+        })
+        .await;
+        assert!(result.is_ok());
+        assert!(seen.len() > 10);
+        assert!(seen.iter().all(|b| b.len() <= 4096 && b.ends_with(b"\n")));
+        let joined: Vec<u8> = seen.concat();
+        assert_eq!(joined, body.as_bytes());
+    }
+
+    #[tokio::test]
+    async fn a_file_changed_under_the_reader_fails_at_the_end() {
+        let (dir, store, body) = ndjson_store(500);
+        let (success, _) = read_manifest(&store, &ArtifactLocation::Latest)
+            .await
+            .unwrap();
+        std::fs::write(
+            dir.path().join("latest/hf-skills.ndjson"),
+            format!("{body}{{\"late\":1}}\n"),
+        )
+        .unwrap();
+        let result = for_each_batch(
+            &store,
+            &ArtifactLocation::Latest,
+            &success,
+            4096,
+            |_| async { Ok::<(), ()>(()) },
+        )
+        .await;
+        match result {
+            Err(StreamError::Read(e)) => {
+                assert!(e.is_transient() && e.to_string().contains("retry"), "{e}")
+            }
+            other => panic!("expected a mismatch, got {other:?}"),
+        }
+    }
+}

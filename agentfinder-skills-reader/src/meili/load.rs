@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use meilisearch_sdk::client::{Client, SwapIndexes};
 use meilisearch_sdk::documents::DocumentsQuery;
 use meilisearch_sdk::errors::{Error, ErrorCode};
@@ -18,8 +17,10 @@ use super::retry::call;
 use super::sidecar::LoadedState;
 use super::stale::{decide, ArtifactIdentity, Decision, StaleReason};
 use super::{MeiliConfig, MeiliError};
-use crate::artifact::{read_artifact_retrying, Artifact, ReadError};
+use crate::artifact::{read_manifest_retrying, ReadError};
 use crate::contract::ArtifactLocation;
+use crate::contract::{Manifest, SuccessMarker};
+use crate::documents::{for_each_batch, StreamError};
 use crate::store::Store;
 
 /// Where to read from and where the loaded state lives.
@@ -116,15 +117,15 @@ async fn run(
     force: bool,
 ) -> Result<LoadReport, SyncError> {
     let started = Instant::now();
-    let artifact = read_artifact_retrying(
+    let (success, manifest) = read_manifest_retrying(
         store,
         &options.location,
         options.artifact_attempts,
         options.artifact_pause,
     )
     .await?;
-    let identity = ArtifactIdentity::of(&artifact.manifest);
-    let index = artifact.manifest.meilisearch.index.clone();
+    let identity = ArtifactIdentity::of(&manifest);
+    let index = manifest.meilisearch.index.clone();
     let client = config.client()?;
     let live_count = document_count(&client, config, &index).await?;
     let state = LoadedState::read(&options.state_path);
@@ -147,9 +148,28 @@ async fn run(
     };
 
     let staging = format!("{index}_staging");
-    if let Err(error) = fill_staging(&client, config, &artifact, &staging).await {
-        let _ = delete_index(&client, config, &staging).await;
-        return Err(error.into());
+    let source = Source {
+        store,
+        location: &options.location,
+        success: &success,
+        manifest: &manifest,
+    };
+    // The documents are streamed and checked on the way; a promotion that
+    // raced this read shows at the end as a mismatch: start again.
+    let mut attempt = 1;
+    loop {
+        match fill_staging(&client, config, &source, &staging).await {
+            Ok(()) => break,
+            Err(error) => {
+                let _ = delete_index(&client, config, &staging).await;
+                let transient = matches!(&error, SyncError::Artifact(e) if e.is_transient());
+                if !transient || attempt >= options.artifact_attempts {
+                    return Err(error);
+                }
+                tokio::time::sleep(options.artifact_pause * attempt).await;
+                attempt += 1;
+            }
+        }
     }
     if live_count.is_none() {
         let task = call(config, "create live index", || {
@@ -190,16 +210,26 @@ async fn run(
     })
 }
 
-/// Creates `staging` afresh, applies the manifest's settings, loads every
-/// document in batches and checks the count.
+/// The artifact a load reads: its marker and manifest, documents streamed.
+struct Source<'a> {
+    store: &'a Store,
+    location: &'a ArtifactLocation,
+    success: &'a SuccessMarker,
+    manifest: &'a Manifest,
+}
+
+/// Creates `staging` afresh, applies the manifest's settings, streams every
+/// document in batches (checked against `_SUCCESS` as they go) and checks
+/// the count.
 async fn fill_staging(
     client: &Client,
     config: &MeiliConfig,
-    artifact: &Artifact,
+    source: &Source<'_>,
     staging: &str,
-) -> Result<(), MeiliError> {
+) -> Result<(), SyncError> {
+    let manifest = source.manifest;
     delete_index(client, config, staging).await?;
-    let primary_key = artifact.manifest.meilisearch.primary_key.clone();
+    let primary_key = manifest.meilisearch.primary_key.clone();
     let task = call(config, "create staging index", || {
         client.create_index(staging, Some(&primary_key))
     })
@@ -207,7 +237,7 @@ async fn fill_staging(
     wait(client, config, task, "create staging index").await?;
 
     let index = client.index(staging);
-    let settings: Settings = serde_json::from_value(artifact.manifest.meilisearch.settings.clone())
+    let settings: Settings = serde_json::from_value(manifest.meilisearch.settings.clone())
         .map_err(|e| MeiliError::Rejected {
             what: "settings from the manifest".into(),
             message: e.to_string(),
@@ -215,24 +245,47 @@ async fn fill_staging(
     let task = call(config, "apply settings", || index.set_settings(&settings)).await?;
     wait(client, config, task, "apply settings").await?;
 
-    let mut tasks = Vec::new();
-    for batch in batches(&artifact.documents, config.batch_bytes) {
-        let task = call(config, "send documents", || {
-            index.add_documents_ndjson(futures::io::Cursor::new(batch.clone()), Some(&primary_key))
-        })
-        .await?;
-        tasks.push(task);
+    let tasks = std::sync::Mutex::new(Vec::new());
+    let sent = for_each_batch(
+        source.store,
+        source.location,
+        source.success,
+        config.batch_bytes,
+        |batch| {
+            let (index, primary_key, tasks) = (&index, &primary_key, &tasks);
+            async move {
+                let task = call(config, "send documents", || {
+                    index.add_documents_ndjson(
+                        futures::io::Cursor::new(batch.clone()),
+                        Some(primary_key),
+                    )
+                })
+                .await?;
+                if let Ok(mut tasks) = tasks.lock() {
+                    tasks.push(task);
+                }
+                Ok::<(), MeiliError>(())
+            }
+        },
+    )
+    .await;
+    match sent {
+        Ok(()) => {}
+        Err(StreamError::Read(e)) => return Err(e.into()),
+        Err(StreamError::Consumer(e)) => return Err(e.into()),
     }
+    let tasks = tasks.into_inner().unwrap_or_default();
     for task in tasks {
         wait(client, config, task, "index documents").await?;
     }
     let live = document_count(client, config, staging).await?.unwrap_or(0);
-    if live != artifact.manifest.document_count {
+    if live != manifest.document_count {
         return Err(MeiliError::CountMismatch {
             index: staging.to_string(),
             live,
-            expected: artifact.manifest.document_count,
-        });
+            expected: manifest.document_count,
+        }
+        .into());
     }
     Ok(())
 }
@@ -318,45 +371,5 @@ pub(crate) async fn wait(
             });
         }
         tokio::time::sleep(config.poll_interval).await;
-    }
-}
-
-/// Splits NDJSON into batches of whole lines of at most `max_bytes` (a
-/// single longer line is a batch of its own).
-pub fn batches(ndjson: &Bytes, max_bytes: usize) -> Vec<Bytes> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut end = 0;
-    for line in ndjson.split_inclusive(|&b| b == b'\n') {
-        if end > start && end - start + line.len() > max_bytes {
-            out.push(ndjson.slice(start..end));
-            start = end;
-        }
-        end += line.len();
-    }
-    if end > start {
-        out.push(ndjson.slice(start..end));
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn batches_keep_whole_lines_under_the_limit() {
-        let data = Bytes::from_static(b"{\"a\":1}\n{\"b\":22}\n{\"c\":333}\n");
-        let parts = batches(&data, 18);
-        assert_eq!(
-            parts,
-            [
-                Bytes::from_static(b"{\"a\":1}\n{\"b\":22}\n"),
-                Bytes::from_static(b"{\"c\":333}\n")
-            ]
-        );
-        assert_eq!(batches(&data, 1).len(), 3);
-        assert_eq!(batches(&data, 1 << 20).len(), 1);
-        assert!(batches(&Bytes::new(), 10).is_empty());
     }
 }

@@ -18,7 +18,7 @@ use std::time::Duration;
 use meilisearch_sdk::client::Client;
 
 pub use health::{health, ping, HealthReport};
-pub use load::{batches, load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
+pub use load::{load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
 pub use retry::RetryPolicy;
 pub use search::{search, SearchOptions, SearchResult};
 pub use sidecar::LoadedState;
