@@ -7,14 +7,15 @@ use std::io::Write;
 use serde_json::json;
 
 use agentfinder_skills_reader::contract::{
-    BuildWarning, BuilderInfo, ChunkingInfo, Manifest, MeilisearchConfig, SkippedFile,
-    CATALOG_FILE, DOCUMENTS_FILE, KIND_SKILL, SCHEMA_VERSION,
+    BuildWarning, BuilderInfo, ChunkingInfo, EmbedderInfo, Manifest, MeilisearchConfig,
+    SkippedFile, CATALOG_FILE, DOCUMENTS_FILE, KIND_SKILL, SCHEMA_VERSION,
 };
 
 use crate::catalog::{catalog_entry, catalog_head, CatalogHost};
 use crate::config::Config;
 use crate::diagnostics::Finding;
 use crate::document::{skill_documents, BuildContext, SkillInput};
+use crate::embed::{EmbedError, Embedder};
 use crate::extract::Extracted;
 use crate::marketplace::Marketplace;
 use crate::validate::{check_skill, duplicate_names, DocumentChecker, DocumentError};
@@ -40,6 +41,9 @@ pub enum AssembleError {
     /// A sink could not be written.
     #[error("writing the artifact: {0}")]
     Io(#[from] std::io::Error),
+    /// The embed stage failed.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
 }
 
 /// What the build found, besides the documents.
@@ -51,6 +55,10 @@ pub struct Assembled {
     pub warnings: Vec<(String, Finding)>,
     /// Skipped files with reasons.
     pub skipped: Vec<SkippedFile>,
+    /// Vectors computed by the model, and found in the cache.
+    pub embedded: u64,
+    /// Vectors found in the cache.
+    pub cached: u64,
 }
 
 /// Streams skills, in path order, into NDJSON documents and catalog entries,
@@ -71,9 +79,25 @@ pub struct Assembler<'a, W: Write> {
     checker: DocumentChecker,
     skill_count: u64,
     document_count: u64,
+    embedder: Option<SharedEmbedder>,
+    embedded_before: (u64, u64),
 }
 
+/// An embedder shared by the commits of a run.
+pub type SharedEmbedder = std::sync::Arc<std::sync::Mutex<Embedder>>;
+
 impl<'a, W: Write> Assembler<'a, W> {
+    /// Gives every document a vector from `embedder`.
+    pub fn with_embedder(mut self, embedder: Option<SharedEmbedder>) -> Self {
+        if let Some(shared) = &embedder {
+            if let Ok(e) = shared.lock() {
+                self.embedded_before = (e.embedded, e.cached);
+            }
+        }
+        self.embedder = embedder;
+        self
+    }
+
     /// Starts an artifact; `documents` and `catalog` receive the file bytes.
     pub fn new(
         config: &'a Config,
@@ -116,6 +140,8 @@ impl<'a, W: Write> Assembler<'a, W> {
             checker: DocumentChecker::default(),
             skill_count: 0,
             document_count: 0,
+            embedder: None,
+            embedded_before: (0, 0),
         })
     }
 
@@ -158,7 +184,14 @@ impl<'a, W: Write> Assembler<'a, W> {
                 .get(&folder)
                 .map(String::as_str),
         };
-        for doc in skill_documents(&self.ctx, input) {
+        let mut docs = skill_documents(&self.ctx, input);
+        if let Some(shared) = &self.embedder {
+            let mut embedder = shared
+                .lock()
+                .map_err(|_| std::io::Error::other("embedder lock poisoned"))?;
+            embedder.embed_documents(&mut docs)?;
+        }
+        for doc in docs {
             self.checker.check(&doc)?;
             if doc.kind == KIND_SKILL {
                 self.skill_count += 1;
@@ -188,6 +221,16 @@ impl<'a, W: Write> Assembler<'a, W> {
         self.warnings
             .sort_by(|a, b| (&a.0, a.1.line).cmp(&(&b.0, b.1.line)));
         let config = self.config;
+        let (mut embedder_info, mut embedded, mut cached) = (None, 0, 0);
+        if let Some(shared) = &self.embedder {
+            let mut embedder = shared
+                .lock()
+                .map_err(|_| std::io::Error::other("embedder lock poisoned"))?;
+            embedder.flush()?;
+            embedder_info = Some(embedder.info());
+            embedded = embedder.embedded - self.embedded_before.0;
+            cached = embedder.cached - self.embedded_before.1;
+        }
         let manifest = Manifest {
             schema_version: SCHEMA_VERSION,
             source_repo: config.source.repo.clone(),
@@ -214,7 +257,8 @@ impl<'a, W: Write> Assembler<'a, W> {
                 overlap_chars: config.chunk.overlap_chars,
             },
             config_digest: config.digest(),
-            meilisearch: meilisearch_config(&config.output.index),
+            meilisearch: meilisearch_config(&config.output.index, embedder_info.as_ref()),
+            embedder: embedder_info,
             skipped: self.skipped.clone(),
             warnings: self
                 .warnings
@@ -231,25 +275,40 @@ impl<'a, W: Write> Assembler<'a, W> {
             manifest,
             warnings: self.warnings,
             skipped: self.skipped,
+            embedded,
+            cached,
         };
         Ok((assembled, self.documents, self.catalog))
     }
 }
 
-/// The index settings a consumer applies before loading this schema.
-pub fn meilisearch_config(index: &str) -> MeilisearchConfig {
+/// The index settings a consumer applies before loading this schema: with
+/// vectors, a `huggingFace` embedder of the same model and revision, so
+/// Meilisearch embeds only queries (documents carry `regenerate: false`).
+pub fn meilisearch_config(index: &str, embedder: Option<&EmbedderInfo>) -> MeilisearchConfig {
+    let mut settings = json!({
+        "searchableAttributes": [
+            "skill_name", "title", "heading_path", "skill_description",
+            "marketplace_description", "content", "text", "path"
+        ],
+        "displayedAttributes": ["*"],
+        "filterableAttributes": ["repo", "skill", "kind", "path", "version", "branch", "commit"],
+        "sortableAttributes": ["ordinal", "part", "updated_at"],
+        "distinctAttribute": null,
+    });
+    if let Some(embedder) = embedder {
+        settings["embedders"] = json!({
+            embedder.name.as_str(): {
+                "source": "huggingFace",
+                "model": embedder.model,
+                "revision": embedder.revision,
+                "documentTemplate": "{{doc.text}}",
+            }
+        });
+    }
     MeilisearchConfig {
         index: index.to_string(),
         primary_key: "id".to_string(),
-        settings: json!({
-            "searchableAttributes": [
-                "skill_name", "title", "heading_path", "skill_description",
-                "marketplace_description", "content", "text", "path"
-            ],
-            "displayedAttributes": ["*"],
-            "filterableAttributes": ["repo", "skill", "kind", "path", "version", "branch", "commit"],
-            "sortableAttributes": ["ordinal", "part", "updated_at"],
-            "distinctAttribute": null,
-        }),
+        settings,
     }
 }

@@ -8,13 +8,12 @@
 //! alone unless `--promote-newest`.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::time::Instant;
 
 use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::store::Store;
 
-use crate::build::{build_commit, is_complete, BuildError, BuildRequest, BuildStatus};
+use crate::build::{build_commit, is_complete, BuildError, BuildRequest, BuildStatus, RunContext};
 use crate::config::Config;
 use crate::extract::ParseCache;
 use crate::promote::{promote, PromotePolicy, Promotion};
@@ -201,7 +200,8 @@ pub async fn backfill(
         quiet: true,
         ..*reporter
     };
-    let cache = Arc::new(ParseCache::default());
+    let run = RunContext::open(&request.config, ParseCache::default())?;
+    let cache = run.parses.clone();
     let mut summary = BackfillSummary {
         selected: commits.len(),
         ..Default::default()
@@ -214,15 +214,7 @@ pub async fn backfill(
         } else {
             let id = history.resolve(commit)?;
             let snapshot = history.snapshot(id)?;
-            match build_commit(
-                &build_request,
-                snapshot,
-                store,
-                &quiet_builds,
-                cache.clone(),
-            )
-            .await
-            {
+            match build_commit(&build_request, snapshot, store, &quiet_builds, run.clone()).await {
                 Ok(built) => {
                     match built.status {
                         BuildStatus::Built => summary.built += 1,

@@ -12,9 +12,10 @@ use agentfinder_skills_reader::store::Store;
 
 use std::sync::Arc;
 
-use crate::assemble::{AssembleError, Assembled, Assembler, VersionInfo};
+use crate::assemble::{AssembleError, Assembled, Assembler, SharedEmbedder, VersionInfo};
 use crate::config::Config;
 use crate::diagnostics::{Finding, WarningClass};
+use crate::embed::{EmbedError, Embedder};
 use crate::extract::{extract, ParseCache, SkillTree};
 use crate::failpoint::failpoint;
 use crate::lock::{LockError, LockTimes, StoreLock};
@@ -74,8 +75,41 @@ pub struct BuildSummary {
     pub store: String,
     /// Outcome of the load stage, set by the caller.
     pub load: Option<String>,
+    /// Vectors computed by the model in this build.
+    pub embedded: u64,
+    /// Vectors reused from the cache.
+    pub cached: u64,
     /// Wall time in seconds.
     pub seconds: f64,
+}
+
+/// What the commits of one run share: parse results, and the embedder
+/// (loaded once).
+#[derive(Clone)]
+pub struct RunContext {
+    /// Parse results by blob.
+    pub parses: Arc<ParseCache>,
+    /// The embed stage, unless turned off.
+    pub embedder: Option<SharedEmbedder>,
+}
+
+impl RunContext {
+    /// Loads the embedder when `config` asks for one; `parses` is the cache to use.
+    pub fn open(config: &Config, parses: ParseCache) -> Result<Self, BuildError> {
+        let embedder = match config.embed_settings().map(|s| Embedder::open(&s)) {
+            None => None,
+            Some(Ok(embedder)) => Some(Arc::new(std::sync::Mutex::new(embedder))),
+            Some(Err(e)) if !config.embed.required => {
+                crate::report::global().warn("embed", format!("{e}; building without vectors"));
+                None
+            }
+            Some(Err(e)) => return Err(e.into()),
+        };
+        Ok(Self {
+            parses: Arc::new(parses),
+            embedder,
+        })
+    }
 }
 
 impl BuildSummary {
@@ -92,6 +126,8 @@ impl BuildSummary {
             "warnings": self.warnings,
             "latest": self.promotion_name(),
             "load": self.load.as_deref().unwrap_or("not-run"),
+            "vectors_embedded": self.embedded,
+            "vectors_cached": self.cached,
             "store": self.store,
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
         })
@@ -124,12 +160,14 @@ impl BuildSummary {
             Some(Promotion::Promoted { .. }) => "promoted",
         };
         format!(
-            "summary: commit={} schema={SCHEMA_VERSION} status={status} skills={} documents={} skipped={} warnings={} latest={promotion} load={} store={} seconds={:.2}",
+            "summary: commit={} schema={SCHEMA_VERSION} status={status} skills={} documents={} skipped={} warnings={} vectors={}+{}cached latest={promotion} load={} store={} seconds={:.2}",
             self.commit,
             self.skills,
             self.documents,
             self.skipped,
             self.warnings,
+            self.embedded,
+            self.cached,
             self.load.as_deref().unwrap_or("not-run"),
             self.store,
             self.seconds
@@ -158,6 +196,9 @@ pub enum BuildError {
     /// A builder lock could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// The embed stage could not load or run its model.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
     /// A background task died.
     #[error("internal error: {0}")]
     Internal(String),
@@ -174,6 +215,7 @@ impl From<AssembleError> for BuildError {
         match e {
             AssembleError::Document(e) => e.into(),
             AssembleError::Io(e) => Self::Internal(format!("staging the artifact: {e}")),
+            AssembleError::Embed(e) => Self::Embed(e),
         }
     }
 }
@@ -195,8 +237,8 @@ pub async fn build(
         ),
     );
 
-    let cache = Arc::new(ParseCache::disabled());
-    let mut summary = build_commit(&request, snapshot, store, reporter, cache).await?;
+    let run = RunContext::open(&request.config, ParseCache::disabled())?;
+    let mut summary = build_commit(&request, snapshot, store, reporter, run).await?;
     summary.store = store.display.clone();
     if request.promote {
         let policy = PromotePolicy {
@@ -211,13 +253,13 @@ pub async fn build(
 
 /// Makes `commits/<commit>/` complete for `snapshot`: a no-op when it is,
 /// else a build under the commit's lock (a builder that waited for the lock
-/// finds it complete). `cache` carries parse results across commits.
+/// finds it complete). `run` carries parse results and the embedder across commits.
 pub async fn build_commit(
     request: &BuildRequest,
     snapshot: Snapshot,
     store: &Store,
     reporter: &Reporter,
-    cache: Arc<ParseCache>,
+    run: RunContext,
 ) -> Result<BuildSummary, BuildError> {
     let commit = snapshot.version.id.clone();
     let location = ArtifactLocation::Commit(commit.clone());
@@ -231,7 +273,7 @@ pub async fn build_commit(
     let result = if is_complete(store, &location).await? {
         already_built(store, &location, &request.config).await
     } else {
-        build_new(request, snapshot, store, reporter, cache).await
+        build_new(request, snapshot, store, reporter, run).await
     };
     lock.release().await;
     result
@@ -286,6 +328,8 @@ async fn already_built(
         promotion: None,
         store: String::new(),
         load: None,
+        embedded: 0,
+        cached: 0,
         seconds: 0.0,
     })
 }
@@ -295,7 +339,7 @@ async fn build_new(
     snapshot: Snapshot,
     store: &Store,
     reporter: &Reporter,
-    cache: Arc<ParseCache>,
+    run: RunContext,
 ) -> Result<BuildSummary, BuildError> {
     let config = request.config.clone();
     let reporter_copy = *reporter;
@@ -314,7 +358,7 @@ async fn build_new(
     .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
     let dir = staging.path().to_path_buf();
     let (assembled, files) = tokio::task::spawn_blocking(move || {
-        stage_artifact(&config, &snapshot, &reporter_copy, &cache, &dir)
+        stage_artifact(&config, &snapshot, &reporter_copy, &run, &dir)
     })
     .await
     .map_err(|e| BuildError::Internal(e.to_string()))??;
@@ -343,6 +387,8 @@ async fn build_new(
         promotion: None,
         store: String::new(),
         load: None,
+        embedded: assembled.embedded,
+        cached: assembled.cached,
         seconds: 0.0,
     })
 }
@@ -378,9 +424,10 @@ fn stage_artifact(
     config: &Config,
     snapshot: &Snapshot,
     reporter: &Reporter,
-    cache: &ParseCache,
+    run: &RunContext,
     dir: &std::path::Path,
 ) -> Result<(Assembled, ArtifactFiles), BuildError> {
+    let cache = run.parses.as_ref();
     let entries = snapshot.list()?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let skills = skill_entries(&entries, &rules);
@@ -408,7 +455,8 @@ fn stage_artifact(
         marketplace_findings,
         documents,
         catalog,
-    )?;
+    )?
+    .with_embedder(run.embedder.clone());
 
     let tree = SkillTree::new(&skills);
     let options = config.parse_options();

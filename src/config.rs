@@ -61,6 +61,49 @@ pub struct Config {
     pub catalog: CatalogConfig,
     /// How a remote artifact store is reached.
     pub store: StoreOptions,
+    /// The embed stage.
+    pub embed: EmbedConfig,
+}
+
+/// `[embed]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedConfig {
+    /// Compute a vector per document (`--no-embed` turns it off).
+    pub enabled: bool,
+    /// Fail when the model cannot be loaded; otherwise the build goes on
+    /// without vectors and says so (the manifest's `embedder` is null).
+    pub required: bool,
+    /// Hugging Face Hub id of the model.
+    pub model: String,
+    /// Pinned revision (a commit of the model repository).
+    pub revision: String,
+    /// Local folder with the model files; else the Hub cache is searched.
+    pub model_dir: Option<String>,
+    /// Where vectors are cached by text digest.
+    pub cache_dir: String,
+    /// Longest input in tokens.
+    pub max_tokens: usize,
+    /// Texts per forward pass.
+    pub batch_size: usize,
+    /// Default semantic ratio of hybrid search, recorded for the reader.
+    pub semantic_ratio: f32,
+}
+
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            required: false,
+            model: "sentence-transformers/all-MiniLM-L6-v2".into(),
+            revision: "c9745ed1d9f207416be6d2e6f8de32d1f16199bf".into(),
+            model_dir: Some(".cache/models/all-MiniLM-L6-v2".into()),
+            cache_dir: ".cache/embeddings".into(),
+            max_tokens: 256,
+            batch_size: 32,
+            semantic_ratio: 0.5,
+        }
+    }
 }
 
 /// `[source]`.
@@ -311,6 +354,18 @@ impl Config {
         }
     }
 
+    /// Settings of the embed stage, or `None` when it is off.
+    pub fn embed_settings(&self) -> Option<crate::embed::EmbedSettings> {
+        self.embed.enabled.then(|| crate::embed::EmbedSettings {
+            model: self.embed.model.clone(),
+            revision: self.embed.revision.clone(),
+            model_dir: self.embed.model_dir.as_ref().map(std::path::PathBuf::from),
+            cache_dir: std::path::PathBuf::from(&self.embed.cache_dir),
+            max_tokens: self.embed.max_tokens,
+            batch_size: self.embed.batch_size,
+        })
+    }
+
     /// Public URL of the source repository for the manifest.
     pub fn source_url(&self) -> String {
         self.source
@@ -330,6 +385,7 @@ impl Config {
             "links": self.links,
             "catalog": self.catalog,
             "index": self.output.index,
+            "embed": [self.embed.enabled, &self.embed.model, &self.embed.revision, self.embed.max_tokens],
         });
         hex::encode(Sha256::digest(shaping.to_string().as_bytes()))
     }

@@ -134,6 +134,7 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         content_sha: parsed.content_sha.clone(),
         line_start: 1,
         line_end: last_line,
+        vectors: None,
     };
 
     let mut documents = Vec::with_capacity(parsed.chunks.len() + 1);

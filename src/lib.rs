@@ -15,6 +15,7 @@ pub mod chunk;
 pub mod config;
 pub mod diagnostics;
 pub mod document;
+pub mod embed;
 pub mod extract;
 pub mod failpoint;
 pub mod lock;

@@ -98,6 +98,9 @@ struct BuildArgs {
     /// Fail (exit 8) when the direct load into Meilisearch cannot run or fails.
     #[arg(long)]
     require_load: bool,
+    /// Skip the embed stage: documents carry no vectors, the manifest says "embedder": null.
+    #[arg(long)]
+    no_embed: bool,
     #[command(flatten)]
     meili: MeiliArgs,
 }
@@ -134,6 +137,9 @@ struct BackfillArgs {
     /// With --promote-newest: promote even onto an older commit or a shrunken build.
     #[arg(long)]
     force: bool,
+    /// Skip the embed stage (see build --no-embed).
+    #[arg(long)]
+    no_embed: bool,
     /// Fail a commit instead of warning (see build --strict); the backfill goes on and exits 4.
     #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
     strict: Option<String>,
@@ -250,7 +256,8 @@ fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
 }
 
 async fn run_build(args: BuildArgs) -> Result<(), Failure> {
-    let (config, store, reporter) = setup(&args.common)?;
+    let (mut config, store, reporter) = setup(&args.common)?;
+    config.embed.enabled &= !args.no_embed;
     let source = source_of(args.source.as_deref(), &config)?;
     let strict = strict_policy(args.strict.as_deref())
         .map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?;
@@ -347,7 +354,8 @@ async fn run_reader(command: ReaderCommand) -> Result<(), Failure> {
 }
 
 async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
-    let (config, store, reporter) = setup(&args.common)?;
+    let (mut config, store, reporter) = setup(&args.common)?;
+    config.embed.enabled &= !args.no_embed;
     let source = source_of(args.source.as_deref(), &config)?;
     let usage = |e: String| Failure::new(exit::FAILURE, anyhow::anyhow!(e));
     let strict = strict_policy(args.strict.as_deref()).map_err(usage)?;
@@ -431,6 +439,7 @@ fn strict_policy(strict: Option<&str>) -> Result<StrictPolicy, String> {
 fn build_code(error: &BuildError) -> u8 {
     match error {
         BuildError::Source(_) => exit::SOURCE,
+        BuildError::Embed(_) => exit::FAILURE,
         BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
         BuildError::Write(_) | BuildError::Internal(_) | BuildError::Lock(_) => exit::STORAGE,
         BuildError::Promote(p) => promote_code(p),

@@ -306,7 +306,8 @@ mod tests {
                 overlap_chars: 800,
             },
             config_digest: String::new(),
-            meilisearch: meilisearch_config("hf_skills"),
+            meilisearch: meilisearch_config("hf_skills", None),
+            embedder: None,
             skipped: Vec::new(),
             warnings: Vec::new(),
         }

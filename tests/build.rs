@@ -68,7 +68,7 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
         "{summary}"
     );
     assert!(
-        summary.contains("skills=4") && summary.contains("schema=1"),
+        summary.contains("skills=4") && summary.contains("schema=2"),
         "{summary}"
     );
 

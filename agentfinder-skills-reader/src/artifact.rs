@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::contract::{
     ArtifactLocation, FileDigest, Manifest, SuccessMarker, DATA_FILES, DOCUMENTS_FILE,
-    MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
+    MANIFEST_FILE, MIN_SCHEMA_VERSION, SCHEMA_VERSION, SUCCESS_FILE,
 };
 use crate::store::{redact_text, Store};
 
@@ -167,11 +167,14 @@ async fn read_head(
     };
     let manifest: Manifest =
         serde_json::from_slice(&bytes).map_err(|e| invalid(Some(e.line()), e.to_string()))?;
-    if manifest.schema_version != SCHEMA_VERSION || success.schema_version != SCHEMA_VERSION {
+    let known = MIN_SCHEMA_VERSION..=SCHEMA_VERSION;
+    if !known.contains(&manifest.schema_version)
+        || manifest.schema_version != success.schema_version
+    {
         return Err(invalid(
             None,
             format!(
-                "schema_version {} (marker {}) is not {SCHEMA_VERSION}, the version this reader knows",
+                "schema_version {} (marker {}) is not one this reader knows ({MIN_SCHEMA_VERSION} to {SCHEMA_VERSION})",
                 manifest.schema_version, success.schema_version
             ),
         ));

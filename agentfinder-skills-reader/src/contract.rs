@@ -12,7 +12,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Version of the artifact contract written into every manifest and `_SUCCESS`.
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// 2 added `_vectors` to documents and `embedder` to the manifest (and its
+/// Meilisearch settings); readers accept 1 and 2.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Oldest contract version this reader still reads.
+pub const MIN_SCHEMA_VERSION: u32 = 1;
 
 /// File name of the NDJSON documents.
 pub const DOCUMENTS_FILE: &str = "hf-skills.ndjson";
@@ -159,6 +165,31 @@ pub struct Manifest {
     pub skipped: Vec<SkippedFile>,
     /// Warnings, per file.
     pub warnings: Vec<BuildWarning>,
+    /// The embedder whose vectors the documents carry; `null` when the build
+    /// ran without embeddings (schema 2).
+    #[serde(default)]
+    pub embedder: Option<EmbedderInfo>,
+}
+
+/// How document vectors were computed (schema 2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbedderInfo {
+    /// Key in `_vectors` and in Meilisearch's `embedders`.
+    pub name: String,
+    /// Hugging Face Hub model id.
+    pub model: String,
+    /// Pinned model revision.
+    pub revision: String,
+    /// Width of a vector.
+    pub dimensions: usize,
+    /// Pooling over token vectors (`mean`, over the attention mask).
+    pub pooling: String,
+    /// Normalisation of the pooled vector (`l2`).
+    pub normalization: String,
+    /// Longest input in tokens; longer text is truncated.
+    pub max_tokens: usize,
+    /// Text template embedded per document kind.
+    pub templates: BTreeMap<String, String>,
 }
 
 /// One line of `hf-skills.ndjson`: a skill, or one chunk of a section.
@@ -215,6 +246,10 @@ pub struct Document {
     pub line_start: u32,
     /// Last line of the chunk in the SKILL.md, 1-based, inclusive.
     pub line_end: u32,
+    /// Meilisearch user-provided vectors (schema 2):
+    /// `{"default": {"embeddings": [...], "regenerate": false}}`.
+    #[serde(rename = "_vectors", default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<Value>,
 }
 
 /// Longest id Meilisearch accepts, in bytes.

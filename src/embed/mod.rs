@@ -1,0 +1,213 @@
+//! Embed stage: one sentence-embedding vector per document, computed in
+//! process (candle), cached by text digest so only new text is embedded,
+//! and shipped in the NDJSON as Meilisearch's own `_vectors` field with
+//! `regenerate: false`, so the serving side embeds only queries.
+
+mod cache;
+mod model;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use agentfinder_skills_reader::contract::{Document, EmbedderInfo, KIND_SKILL};
+
+pub use cache::{text_digest, VectorCache};
+pub use model::{ModelError, SentenceModel};
+
+/// Name of the embedder in `_vectors` and in Meilisearch's settings.
+pub const EMBEDDER_NAME: &str = "default";
+
+/// Text embedded for a `skill` document.
+pub const SKILL_TEMPLATE: &str = "{skill_name}: {skill_description}";
+/// Text embedded for a `skill_section` document (truncated to the model's window).
+pub const SECTION_TEMPLATE: &str = "{skill_name} > {heading_path}\n{content}";
+
+/// The text a document is embedded from.
+pub fn embedding_text(doc: &Document) -> String {
+    if doc.kind == KIND_SKILL {
+        format!("{}: {}", doc.skill_name, doc.skill_description)
+    } else {
+        format!(
+            "{} > {}\n{}",
+            doc.skill_name,
+            doc.heading_path.join(" > "),
+            doc.content
+        )
+    }
+}
+
+/// Meilisearch's `_vectors` value for a vector computed here.
+pub fn vectors_field(vector: &[f32]) -> Value {
+    json!({ EMBEDDER_NAME: { "embeddings": vector, "regenerate": false } })
+}
+
+/// The embedder could not be set up or run.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// No model files where they were looked for.
+    #[error("no model files for {model}@{revision}: looked in {looked}; set [embed].model_dir (scripts/fetch-model.sh unpacks one), or build with --no-embed")]
+    ModelMissing {
+        /// Hub id.
+        model: String,
+        /// Revision.
+        revision: String,
+        /// Folders tried.
+        looked: String,
+    },
+    /// Loading or running the model failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The cache could not be read or written.
+    #[error("embedding cache {path}: {error}")]
+    Cache {
+        /// The cache file's folder.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+/// Where the model comes from and how it is used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbedSettings {
+    /// Hub id, e.g. `sentence-transformers/all-MiniLM-L6-v2`.
+    pub model: String,
+    /// Pinned revision (a commit of the model repository).
+    pub revision: String,
+    /// A local folder with `config.json`, `tokenizer.json`, `model.safetensors`.
+    pub model_dir: Option<PathBuf>,
+    /// Where vectors are cached.
+    pub cache_dir: PathBuf,
+    /// Longest input in tokens (the model's window).
+    pub max_tokens: usize,
+    /// Texts per forward pass.
+    pub batch_size: usize,
+}
+
+/// A loaded embedder with its cache, counting what it embedded and reused.
+pub struct Embedder {
+    model: SentenceModel,
+    cache: VectorCache,
+    settings: EmbedSettings,
+    /// Texts embedded by the model in this run.
+    pub embedded: u64,
+    /// Texts found in the cache.
+    pub cached: u64,
+    /// Seconds spent in the model.
+    pub model_seconds: f64,
+}
+
+impl Embedder {
+    /// Loads the model (from `model_dir`, else the Hugging Face Hub cache) and opens the cache.
+    pub fn open(settings: &EmbedSettings) -> Result<Self, EmbedError> {
+        let dir = model_dir(settings)?;
+        let model = SentenceModel::load(&dir, settings.max_tokens)?;
+        let cache = VectorCache::open(
+            &settings.cache_dir,
+            &settings.model,
+            &settings.revision,
+            model.dimensions,
+        )
+        .map_err(|error| EmbedError::Cache {
+            path: settings.cache_dir.display().to_string(),
+            error,
+        })?;
+        Ok(Self {
+            model,
+            cache,
+            settings: settings.clone(),
+            embedded: 0,
+            cached: 0,
+            model_seconds: 0.0,
+        })
+    }
+
+    /// What the manifest records about this embedder.
+    pub fn info(&self) -> EmbedderInfo {
+        EmbedderInfo {
+            name: EMBEDDER_NAME.to_string(),
+            model: self.settings.model.clone(),
+            revision: self.settings.revision.clone(),
+            dimensions: self.model.dimensions,
+            pooling: "mean".to_string(),
+            normalization: "l2".to_string(),
+            max_tokens: self.settings.max_tokens,
+            templates: [
+                ("skill", SKILL_TEMPLATE),
+                ("skill_section", SECTION_TEMPLATE),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        }
+    }
+
+    /// Sets `_vectors` on every document, embedding only texts not cached.
+    pub fn embed_documents(&mut self, docs: &mut [Document]) -> Result<(), EmbedError> {
+        let texts: Vec<String> = docs.iter().map(embedding_text).collect();
+        let digests: Vec<[u8; 32]> = texts.iter().map(|t| text_digest(t)).collect();
+        let missing: Vec<usize> = (0..docs.len())
+            .filter(|&i| self.cache.get(&digests[i]).is_none())
+            .collect();
+        self.cached += (docs.len() - missing.len()) as u64;
+        let started = std::time::Instant::now();
+        for batch in missing.chunks(self.settings.batch_size.max(1)) {
+            let inputs: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+            let vectors = self.model.embed(&inputs)?;
+            for (&i, vector) in batch.iter().zip(vectors) {
+                self.cache.insert(digests[i], vector);
+            }
+            self.embedded += batch.len() as u64;
+        }
+        self.model_seconds += started.elapsed().as_secs_f64();
+        for (doc, digest) in docs.iter_mut().zip(&digests) {
+            doc.vectors = self.cache.get(digest).map(vectors_field);
+        }
+        Ok(())
+    }
+
+    /// Writes new vectors to the cache file.
+    pub fn flush(&mut self) -> Result<(), EmbedError> {
+        self.cache.flush().map_err(|error| EmbedError::Cache {
+            path: self.settings.cache_dir.display().to_string(),
+            error,
+        })
+    }
+}
+
+/// `model_dir`, else the Hub cache's snapshot of the pinned revision
+/// (`$HF_HOME/hub` or `~/.cache/huggingface/hub`).
+fn model_dir(settings: &EmbedSettings) -> Result<PathBuf, EmbedError> {
+    let mut looked = Vec::new();
+    let mut candidates = Vec::new();
+    if let Some(dir) = &settings.model_dir {
+        candidates.push(dir.clone());
+    }
+    let hub = std::env::var_os("HF_HUB_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HF_HOME").map(|h| PathBuf::from(h).join("hub")))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/huggingface/hub"))
+        });
+    if let Some(hub) = hub {
+        let repo = format!("models--{}", settings.model.replace('/', "--"));
+        candidates.push(hub.join(repo).join("snapshots").join(&settings.revision));
+    }
+    for dir in candidates {
+        if dir.join("model.safetensors").is_file() {
+            return Ok(dir);
+        }
+        looked.push(dir.display().to_string());
+    }
+    Err(EmbedError::ModelMissing {
+        model: settings.model.clone(),
+        revision: settings.revision.clone(),
+        looked: looked.join(", "),
+    })
+}
+
+/// The default model folder of tests and CI (`scripts/fetch-model.sh`).
+pub fn default_model_dir() -> &'static Path {
+    Path::new(".cache/models/all-MiniLM-L6-v2")
+}

