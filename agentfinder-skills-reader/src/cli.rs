@@ -35,6 +35,8 @@ pub enum ReaderCommand {
     Search(SearchArgs),
     /// Report configured / reachable / loaded / stale; exit 0 only when loaded and fresh.
     Health(HealthArgs),
+    /// Measure search quality: top-1 / top-3 / MRR of keyword against hybrid search.
+    Eval(EvalArgs),
 }
 
 /// How to reach Meilisearch (the key comes from MEILI_MASTER_KEY or MEILI_API_KEY only).
@@ -118,6 +120,38 @@ pub struct SearchArgs {
     /// Index to search [default: the loaded one, else hf_skills].
     #[arg(long)]
     pub index: Option<String>,
+    /// Weight of vectors against keywords in hybrid search (0 to 1).
+    #[arg(long, value_name = "R", default_value_t = DEFAULT_SEMANTIC_RATIO)]
+    pub semantic_ratio: f32,
+    /// Keyword search only, even when the index has an embedder.
+    #[arg(long)]
+    pub keyword_only: bool,
+    #[command(flatten)]
+    pub meili: MeiliArgs,
+}
+
+/// Semantic ratio of hybrid search unless told otherwise.
+pub const DEFAULT_SEMANTIC_RATIO: f32 = 0.5;
+
+/// `eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// JSON file: `{"queries": [{"query", "expect": [skill, ...], "kind"}]}`.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "fixtures/eval/queries.json"
+    )]
+    pub queries: PathBuf,
+    /// Index to search [default: the loaded one, else hf_skills].
+    #[arg(long)]
+    pub index: Option<String>,
+    /// Semantic ratio of the hybrid runs.
+    #[arg(long, value_name = "R", default_value_t = DEFAULT_SEMANTIC_RATIO)]
+    pub semantic_ratio: f32,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub meili: MeiliArgs,
 }
@@ -164,6 +198,7 @@ pub async fn run(command: ReaderCommand, default_store: &str) -> Result<u8, Comm
         ReaderCommand::Load(args) => run_sync(args, default_store, true).await,
         ReaderCommand::Search(args) => run_search(args).await,
         ReaderCommand::Health(args) => run_health(args, default_store).await,
+        ReaderCommand::Eval(args) => run_eval(args).await,
     }
 }
 
@@ -240,10 +275,15 @@ async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
         limit: args.limit,
         filter: args.filter,
         all_sections: args.all_sections,
+        hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
     };
-    let results = meili::search(&config, &args.query, &options)
+    let response = meili::search_detailed(&config, &args.query, &options)
         .await
         .map_err(|e| CommandFailure::new(exit::MEILI, e))?;
+    if let Some(reason) = &response.fallback {
+        eprintln!("search: {}", config.scrub(reason));
+    }
+    let results = response.results;
     if args.json || !std::io::stdout().is_terminal() {
         println!(
             "{}",
@@ -264,6 +304,51 @@ async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
                 r.url
             );
         }
+    }
+    Ok(0)
+}
+
+async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
+    let config = args.meili.config().ok_or_else(|| {
+        CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
+    })?;
+    let text = std::fs::read_to_string(&args.queries).map_err(|e| {
+        CommandFailure::new(exit::FAILURE, format!("{}: {e}", args.queries.display()))
+    })?;
+    #[derive(serde::Deserialize)]
+    struct File {
+        queries: Vec<meili::EvalQuery>,
+    }
+    let file: File = serde_json::from_str(&text).map_err(|e| {
+        CommandFailure::new(exit::FAILURE, format!("{}: {e}", args.queries.display()))
+    })?;
+    let index = index_name(args.index, &args.meili.state);
+    let report = meili::evaluate(
+        &config,
+        &index,
+        "default",
+        args.semantic_ratio,
+        &file.queries,
+    )
+    .await
+    .map_err(|e| CommandFailure::new(exit::MEILI, e))?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        println!(
+            "{:<8} {:>7} {:>7} {:>7} {:>7} {:>16}",
+            "mode", "queries", "top-1", "top-3", "MRR", "no-answer score"
+        );
+        for (mode, s) in [("keyword", report.keyword), ("hybrid", report.hybrid)] {
+            println!(
+                "{mode:<8} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3}",
+                s.queries, s.top1, s.top3, s.mrr, s.no_answer_top_score
+            );
+        }
+        println!("semantic ratio {}; index {index}", report.semantic_ratio);
     }
     Ok(0)
 }

@@ -222,6 +222,25 @@ async fn the_happy_path_swaps_and_records_state() {
         "Bearer test-master-key-123"
     );
     assert_eq!(String::from_utf8_lossy(&uploads[0].body).lines().count(), 4);
+    // The manifest's settings, embedder included, went to the staging index.
+    let settings: Vec<_> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.method.as_str() == "PATCH" && r.url.path().ends_with("_staging/settings"))
+        .collect();
+    let body: serde_json::Value = serde_json::from_slice(&settings[0].body).unwrap();
+    assert_eq!(body["embedders"]["default"]["source"], "huggingFace");
+    assert_eq!(
+        body["embedders"]["default"]["revision"],
+        "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
+    );
+    assert!(body["filterableAttributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a == "skill"));
 }
 
 #[tokio::test]
@@ -453,4 +472,57 @@ async fn documents_that_do_not_match_success_never_reach_the_live_index() {
         "{err}"
     );
     assert_live_untouched(&server, &setup).await;
+}
+
+#[tokio::test]
+async fn hybrid_search_falls_back_to_keywords_when_the_index_has_no_embedder() {
+    use agentfinder_skills_reader::meili::{search_detailed, SearchOptions};
+    use wiremock::matchers::body_string_contains;
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).and(path("/indexes/hf_skills/search")).and(body_string_contains("hybrid"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(json!({
+            "message": "Cannot find embedder with name `default`.", "code": "invalid_search_embedder",
+            "type": "invalid_request", "link": ""
+        })))
+        .mount(&server).await;
+    Mock::given(method("POST")).and(path("/indexes/hf_skills/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "hits": [{"id": "x", "repo": "o/r", "skill": "gif", "kind": "skill", "_rankingScore": 0.8}],
+            "query": "q", "processingTimeMs": 1, "limit": 5, "offset": 0, "estimatedTotalHits": 1
+        })))
+        .mount(&server).await;
+    let options = SearchOptions {
+        index: INDEX.into(),
+        limit: 5,
+        filter: None,
+        all_sections: false,
+        hybrid: Some(("default".into(), 0.5)),
+    };
+    let response = search_detailed(&config(&server), "looping gif", &options)
+        .await
+        .unwrap();
+    assert!(
+        response
+            .fallback
+            .as_deref()
+            .is_some_and(|r| r.contains("embedder")),
+        "{:?}",
+        response.fallback
+    );
+    assert_eq!(response.results.len(), 1);
+    assert_eq!(response.results[0].score, 0.8);
+    let bodies: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect();
+    assert!(
+        bodies[0].contains("\"semanticRatio\":0.5")
+            && bodies[0].contains("\"showRankingScore\":true"),
+        "{}",
+        bodies[0]
+    );
+    assert!(!bodies[1].contains("hybrid"));
 }

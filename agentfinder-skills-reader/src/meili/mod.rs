@@ -6,6 +6,7 @@
 //! other 4xx), secret-free errors, and a zero-downtime load (staging index,
 //! atomic swap).
 
+mod eval;
 mod health;
 mod load;
 mod retry;
@@ -17,10 +18,11 @@ use std::time::Duration;
 
 use meilisearch_sdk::client::Client;
 
+pub use eval::{evaluate, EvalQuery, EvalReport, EvalScores};
 pub use health::{health, ping, HealthReport};
 pub use load::{load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
 pub use retry::RetryPolicy;
-pub use search::{search, SearchOptions, SearchResult};
+pub use search::{search, search_detailed, SearchOptions, SearchResponse, SearchResult};
 pub use sidecar::LoadedState;
 pub use stale::{decide, ArtifactIdentity, Decision, StaleReason};
 

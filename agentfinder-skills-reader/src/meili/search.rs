@@ -18,6 +18,17 @@ pub struct SearchOptions {
     pub filter: Option<String>,
     /// Every matching section, not only the best hit per skill.
     pub all_sections: bool,
+    /// Hybrid search: (embedder, semantic ratio); `None` for keywords only.
+    pub hybrid: Option<(String, f32)>,
+}
+
+/// Hits, and why hybrid search fell back to keywords if it did.
+#[derive(Debug, Clone)]
+pub struct SearchResponse {
+    /// The results.
+    pub results: Vec<SearchResult>,
+    /// Set when the index has no such embedder and keywords were used.
+    pub fallback: Option<String>,
 }
 
 /// One hit, in Agent Finder's `SearchResult` shape.
@@ -60,11 +71,51 @@ pub struct SearchMetadata {
     pub kind: String,
 }
 
-/// Searches with `showRankingScore`, one best hit per skill (Meilisearch's
-/// search-time `distinct` on `skill`) unless `all_sections`. On a server
-/// that predates search-time `distinct` (before v1.14), falls back to
-/// grouping the hits here.
+/// [`search_detailed`]'s results.
 pub async fn search(
+    config: &MeiliConfig,
+    query: &str,
+    options: &SearchOptions,
+) -> Result<Vec<SearchResult>, MeiliError> {
+    search_detailed(config, query, options)
+        .await
+        .map(|r| r.results)
+}
+
+/// Searches with `showRankingScore` (and hybrid search when asked), one best
+/// hit per skill (Meilisearch's search-time `distinct` on `skill`) unless
+/// `all_sections`. Falls back, saying why, to keyword search when the index
+/// has no such embedder, and to grouping the hits here on a server that
+/// predates search-time `distinct` (before v1.14).
+pub async fn search_detailed(
+    config: &MeiliConfig,
+    query: &str,
+    options: &SearchOptions,
+) -> Result<SearchResponse, MeiliError> {
+    match keyword_or_hybrid(config, query, options).await {
+        Err(MeiliError::Rejected { message, .. })
+            if options.hybrid.is_some() && message.contains("mbedder") =>
+        {
+            let keywords = SearchOptions {
+                hybrid: None,
+                ..options.clone()
+            };
+            let results = keyword_or_hybrid(config, query, &keywords).await?;
+            Ok(SearchResponse {
+                results,
+                fallback: Some(format!(
+                    "hybrid search unavailable ({message}); used keyword search"
+                )),
+            })
+        }
+        other => other.map(|results| SearchResponse {
+            results,
+            fallback: None,
+        }),
+    }
+}
+
+async fn keyword_or_hybrid(
     config: &MeiliConfig,
     query: &str,
     options: &SearchOptions,
@@ -84,6 +135,9 @@ pub async fn search(
                 }
                 if distinct {
                     q.with_distinct("skill");
+                }
+                if let Some((embedder, ratio)) = &options.hybrid {
+                    q.with_hybrid(embedder, *ratio);
                 }
                 q.execute::<Value>().await
             })

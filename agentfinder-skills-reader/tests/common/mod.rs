@@ -57,7 +57,9 @@ pub fn write_artifact(
         "meilisearch": {"index": index, "primary_key": "id", "settings": {
             "searchableAttributes": ["skill_name", "title", "content", "text"],
             "filterableAttributes": ["repo", "skill", "kind", "path", "version", "branch", "commit"],
-            "sortableAttributes": ["ordinal"]
+            "sortableAttributes": ["ordinal"],
+            "embedders": {"default": {"source": "huggingFace", "model": "sentence-transformers/all-MiniLM-L6-v2",
+                                      "revision": "c9745ed1d9f207416be6d2e6f8de32d1f16199bf", "documentTemplate": "{{doc.text}}"}}
         }}
     })
     .to_string();
