@@ -7,7 +7,7 @@ use std::io::Write;
 use serde_json::json;
 
 use agentfinder_skills_reader::contract::{
-    BuildWarning, BuilderInfo, ChunkingInfo, EmbedderInfo, Manifest, MeilisearchConfig,
+    BuildWarning, BuilderInfo, ChunkingInfo, Document, EmbedderInfo, Manifest, MeilisearchConfig,
     SkippedFile, CATALOG_FILE, DOCUMENTS_FILE, KIND_SKILL, SCHEMA_VERSION,
 };
 
@@ -145,8 +145,37 @@ impl<'a, W: Write> Assembler<'a, W> {
         })
     }
 
-    /// Adds one skill file: its documents, its catalog entry, its findings.
+    /// Adds skill files, in order: their documents, catalog entries and
+    /// findings; the documents of all of them are embedded together, so the
+    /// model's batches fill all cores.
+    pub fn add_all(&mut self, items: &[Extracted]) -> Result<(), AssembleError> {
+        let mut per_item: Vec<Vec<Document>> =
+            items.iter().map(|item| self.prepare(item)).collect();
+        if let Some(shared) = &self.embedder {
+            let mut embedder = shared
+                .lock()
+                .map_err(|_| std::io::Error::other("embedder lock poisoned"))?;
+            let mut all: Vec<Document> = per_item.iter_mut().flat_map(std::mem::take).collect();
+            embedder.embed_documents(&mut all)?;
+            let mut all = all.into_iter();
+            for (item, docs) in items.iter().zip(per_item.iter_mut()) {
+                let count = self.document_total(item);
+                docs.extend(all.by_ref().take(count));
+            }
+        }
+        for docs in per_item {
+            self.write(docs)?;
+        }
+        Ok(())
+    }
+
+    /// Adds one skill file.
     pub fn add(&mut self, item: &Extracted) -> Result<(), AssembleError> {
+        self.add_all(std::slice::from_ref(item))
+    }
+
+    /// Records an item's skip or findings and returns its documents.
+    fn prepare(&mut self, item: &Extracted) -> Vec<Document> {
         let parsed = match item.result.as_ref() {
             Ok(parsed) => parsed,
             Err(unusable) => {
@@ -155,7 +184,7 @@ impl<'a, W: Write> Assembler<'a, W> {
                     class: unusable.class().to_string(),
                     reason: unusable.to_string(),
                 });
-                return Ok(());
+                return Vec::new();
             }
         };
         let folder = skill_folder(&item.path, &self.repo_name).to_string();
@@ -173,7 +202,6 @@ impl<'a, W: Write> Assembler<'a, W> {
             path.clone(),
             parsed.text_field("name").unwrap_or(&folder).to_string(),
         ));
-
         let input = SkillInput {
             path,
             skill: &folder,
@@ -184,13 +212,19 @@ impl<'a, W: Write> Assembler<'a, W> {
                 .get(&folder)
                 .map(String::as_str),
         };
-        let mut docs = skill_documents(&self.ctx, input);
-        if let Some(shared) = &self.embedder {
-            let mut embedder = shared
-                .lock()
-                .map_err(|_| std::io::Error::other("embedder lock poisoned"))?;
-            embedder.embed_documents(&mut docs)?;
-        }
+        skill_documents(&self.ctx, input)
+    }
+
+    /// How many documents an item gives (a skill document and one per chunk).
+    fn document_total(&self, item: &Extracted) -> usize {
+        item.result
+            .as_ref()
+            .as_ref()
+            .map_or(0, |parsed| parsed.chunks.len() + 1)
+    }
+
+    /// Checks and writes one skill's documents and its catalog entry.
+    fn write(&mut self, docs: Vec<Document>) -> Result<(), AssembleError> {
         for doc in docs {
             self.checker.check(&doc)?;
             if doc.kind == KIND_SKILL {

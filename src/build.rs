@@ -474,9 +474,7 @@ fn stage_artifact(
             }
         });
         for batch in receiver {
-            for item in &batch {
-                assembler.add(item)?;
-            }
+            assembler.add_all(&batch)?;
         }
         Ok(())
     })?;

@@ -169,7 +169,10 @@ fn the_dockerfile_builds_both_binaries_and_runs_unprivileged() {
     let text = std::fs::read_to_string(Path::new(ROOT).join("jobs/Dockerfile")).unwrap();
     let stages = text.lines().filter(|l| l.starts_with("FROM ")).count();
     assert_eq!(stages, 3, "build, model and runtime stages");
-    assert!(text.contains("required = true"), "the image must fail without its model");
+    assert!(
+        text.contains("required = true"),
+        "the image must fail without its model"
+    );
     let user = text
         .lines()
         .filter_map(|l| l.strip_prefix("USER "))

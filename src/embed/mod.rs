@@ -8,6 +8,7 @@ mod model;
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use agentfinder_skills_reader::contract::{Document, EmbedderInfo, KIND_SKILL};
@@ -152,10 +153,18 @@ impl Embedder {
             .collect();
         self.cached += (docs.len() - missing.len()) as u64;
         let started = std::time::Instant::now();
-        for batch in missing.chunks(self.settings.batch_size.max(1)) {
-            let inputs: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
-            let vectors = self.model.embed(&inputs)?;
-            for (&i, vector) in batch.iter().zip(vectors) {
+        // Batches run on all cores: one forward pass keeps about one busy.
+        let batches: Vec<&[usize]> = missing.chunks(self.settings.batch_size.max(1)).collect();
+        let model = &self.model;
+        let computed: Vec<Result<Vec<Vec<f32>>, ModelError>> = batches
+            .par_iter()
+            .map(|batch| {
+                let inputs: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+                model.embed(&inputs)
+            })
+            .collect();
+        for (batch, vectors) in batches.iter().zip(computed) {
+            for (&i, vector) in batch.iter().zip(vectors?) {
                 self.cache.insert(digests[i], vector);
             }
             self.embedded += batch.len() as u64;
