@@ -59,6 +59,8 @@ pub struct Assembled {
     pub embedded: u64,
     /// Vectors found in the cache.
     pub cached: u64,
+    /// Seconds the model spent computing `embedded` vectors.
+    pub embed_seconds: f64,
 }
 
 /// Streams skills, in path order, into NDJSON documents and catalog entries,
@@ -80,7 +82,7 @@ pub struct Assembler<'a, W: Write> {
     skill_count: u64,
     document_count: u64,
     embedder: Option<SharedEmbedder>,
-    embedded_before: (u64, u64),
+    embedded_before: (u64, u64, f64),
 }
 
 /// An embedder shared by the commits of a run.
@@ -91,7 +93,7 @@ impl<'a, W: Write> Assembler<'a, W> {
     pub fn with_embedder(mut self, embedder: Option<SharedEmbedder>) -> Self {
         if let Some(shared) = &embedder {
             if let Ok(e) = shared.lock() {
-                self.embedded_before = (e.embedded, e.cached);
+                self.embedded_before = (e.embedded, e.cached, e.model_seconds);
             }
         }
         self.embedder = embedder;
@@ -141,7 +143,7 @@ impl<'a, W: Write> Assembler<'a, W> {
             skill_count: 0,
             document_count: 0,
             embedder: None,
-            embedded_before: (0, 0),
+            embedded_before: (0, 0, 0.0),
         })
     }
 
@@ -255,7 +257,7 @@ impl<'a, W: Write> Assembler<'a, W> {
         self.warnings
             .sort_by(|a, b| (&a.0, a.1.line).cmp(&(&b.0, b.1.line)));
         let config = self.config;
-        let (mut embedder_info, mut embedded, mut cached) = (None, 0, 0);
+        let (mut embedder_info, mut embedded, mut cached, mut embed_seconds) = (None, 0, 0, 0.0);
         if let Some(shared) = &self.embedder {
             let mut embedder = shared
                 .lock()
@@ -264,6 +266,7 @@ impl<'a, W: Write> Assembler<'a, W> {
             embedder_info = Some(embedder.info());
             embedded = embedder.embedded - self.embedded_before.0;
             cached = embedder.cached - self.embedded_before.1;
+            embed_seconds = embedder.model_seconds - self.embedded_before.2;
         }
         let manifest = Manifest {
             schema_version: SCHEMA_VERSION,
@@ -311,6 +314,7 @@ impl<'a, W: Write> Assembler<'a, W> {
             skipped: self.skipped,
             embedded,
             cached,
+            embed_seconds,
         };
         Ok((assembled, self.documents, self.catalog))
     }

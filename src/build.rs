@@ -79,6 +79,8 @@ pub struct BuildSummary {
     pub embedded: u64,
     /// Vectors reused from the cache.
     pub cached: u64,
+    /// Seconds the model spent embedding.
+    pub embed_seconds: f64,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -128,9 +130,19 @@ impl BuildSummary {
             "load": self.load.as_deref().unwrap_or("not-run"),
             "vectors_embedded": self.embedded,
             "vectors_cached": self.cached,
+            "embed_docs_per_second": self.embed_rate(),
             "store": self.store,
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
         })
+    }
+
+    /// Documents embedded per second of model time (0 when none were).
+    pub fn embed_rate(&self) -> f64 {
+        if self.embed_seconds > 0.0 {
+            (self.embedded as f64 / self.embed_seconds * 10.0).round() / 10.0
+        } else {
+            0.0
+        }
     }
 
     fn status_name(&self) -> &'static str {
@@ -160,7 +172,7 @@ impl BuildSummary {
             Some(Promotion::Promoted { .. }) => "promoted",
         };
         format!(
-            "summary: commit={} schema={SCHEMA_VERSION} status={status} skills={} documents={} skipped={} warnings={} vectors={}+{}cached latest={promotion} load={} store={} seconds={:.2}",
+            "summary: commit={} schema={SCHEMA_VERSION} status={status} skills={} documents={} skipped={} warnings={} vectors={}+{}cached({}/s) latest={promotion} load={} store={} seconds={:.2}",
             self.commit,
             self.skills,
             self.documents,
@@ -168,6 +180,7 @@ impl BuildSummary {
             self.warnings,
             self.embedded,
             self.cached,
+            self.embed_rate(),
             self.load.as_deref().unwrap_or("not-run"),
             self.store,
             self.seconds
@@ -330,6 +343,7 @@ async fn already_built(
         load: None,
         embedded: 0,
         cached: 0,
+        embed_seconds: 0.0,
         seconds: 0.0,
     })
 }
@@ -389,6 +403,7 @@ async fn build_new(
         load: None,
         embedded: assembled.embedded,
         cached: assembled.cached,
+        embed_seconds: assembled.embed_seconds,
         seconds: 0.0,
     })
 }

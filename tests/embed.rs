@@ -160,12 +160,8 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
 
     let out = run_args(args(&[]));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        field(&stdout(&out), "vectors"),
-        "5+0cached",
-        "{}",
-        stdout(&out)
-    );
+    let vectors = field(&stdout(&out), "vectors");
+    assert!(vectors.starts_with("5+0cached("), "{}", stdout(&out));
     let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
     for doc in &docs {
         let default = &doc["_vectors"]["default"];
@@ -196,12 +192,8 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
     repo.commit("two");
     let out = run_args(args(&[]));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        field(&stdout(&out), "vectors"),
-        "1+4cached",
-        "{}",
-        stdout(&out)
-    );
+    let vectors = field(&stdout(&out), "vectors");
+    assert!(vectors.starts_with("1+4cached("), "{}", stdout(&out));
 
     // --no-embed: no vectors, and the manifest says so.
     let plain = tempfile::tempdir().unwrap();
