@@ -28,14 +28,6 @@ fn history() -> (GitRepo, Vec<String>) {
     (repo, commits)
 }
 
-fn field(summary: &str, key: &str) -> String {
-    summary
-        .split_whitespace()
-        .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
-        .unwrap_or_else(|| panic!("no {key} in {summary}"))
-        .to_string()
-}
-
 fn built_commits(work: &std::path::Path) -> BTreeSet<String> {
     std::fs::read_dir(work.join("artifacts/commits"))
         .map(|dir| {

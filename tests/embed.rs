@@ -111,14 +111,6 @@ fn config_with_model(dir: &std::path::Path, work: &std::path::Path) -> PathBuf {
     path
 }
 
-fn field(summary: &str, key: &str) -> String {
-    summary
-        .split_whitespace()
-        .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
-        .unwrap_or_else(|| panic!("no {key} in {summary}"))
-        .to_string()
-}
-
 #[test]
 fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
     let Some(dir) = model_dir() else { return };

@@ -103,3 +103,12 @@ pub fn documents(path: PathBuf) -> Vec<serde_json::Value> {
         .collect()
 }
 pub mod moto;
+
+/// The value of `key=` in a summary line.
+pub fn field(summary: &str, key: &str) -> String {
+    summary
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key} in {summary}"))
+        .to_string()
+}
