@@ -6,7 +6,7 @@
 mod cache;
 mod model;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -214,9 +214,4 @@ fn model_dir(settings: &EmbedSettings) -> Result<PathBuf, EmbedError> {
         revision: settings.revision.clone(),
         looked: looked.join(", "),
     })
-}
-
-/// The default model folder of tests and CI (`scripts/fetch-model.sh`).
-pub fn default_model_dir() -> &'static Path {
-    Path::new(".cache/models/all-MiniLM-L6-v2")
 }
