@@ -200,7 +200,7 @@ pub async fn backfill(
         quiet: true,
         ..*reporter
     };
-    let run = RunContext::open(&request.config, ParseCache::default())?;
+    let run = RunContext::new(&request.config, ParseCache::default());
     let cache = run.parses.clone();
     let mut summary = BackfillSummary {
         selected: commits.len(),
@@ -226,7 +226,10 @@ pub async fn backfill(
                     reporter.warn("backfill", format!("{commit}: {reason}"));
                     summary.failed.push((commit.clone(), reason));
                 }
-                Err(other) => return Err(other),
+                Err(other) => {
+                    run.share_vectors(store, reporter).await;
+                    return Err(other);
+                }
             }
             cache.advance();
         }
@@ -234,6 +237,7 @@ pub async fn backfill(
         progress.tick(&summary, hits + misses);
     }
     progress.finish();
+    run.share_vectors(store, reporter).await;
     (summary.reused, summary.parsed) = cache.stats();
 
     if request.promote_newest {

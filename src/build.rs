@@ -10,18 +10,17 @@ use agentfinder_skills_reader::contract::{
 };
 use agentfinder_skills_reader::store::Store;
 
-use std::sync::Arc;
-
 use crate::assemble::{AssembleError, Assembled, Assembler, SharedEmbedder, VersionInfo};
 use crate::config::Config;
 use crate::diagnostics::{Finding, WarningClass};
-use crate::embed::{EmbedError, Embedder};
+use crate::embed::EmbedError;
 use crate::extract::{extract, ParseCache, SkillTree};
 use crate::failpoint::failpoint;
 use crate::lock::{LockError, LockTimes, StoreLock};
 use crate::marketplace::{parse_marketplace, Marketplace};
 use crate::promote::{promote, PromoteError, PromotePolicy, Promotion};
 use crate::report::Reporter;
+pub use crate::run::RunContext;
 use crate::source::{self, rfc3339, Snapshot, SourceError, SourceSpec};
 use crate::staging::HashingFile;
 use crate::validate::{DocumentError, StrictPolicy};
@@ -83,35 +82,6 @@ pub struct BuildSummary {
     pub embed_seconds: f64,
     /// Wall time in seconds.
     pub seconds: f64,
-}
-
-/// What the commits of one run share: parse results, and the embedder
-/// (loaded once).
-#[derive(Clone)]
-pub struct RunContext {
-    /// Parse results by blob.
-    pub parses: Arc<ParseCache>,
-    /// The embed stage, unless turned off.
-    pub embedder: Option<SharedEmbedder>,
-}
-
-impl RunContext {
-    /// Loads the embedder when `config` asks for one; `parses` is the cache to use.
-    pub fn open(config: &Config, parses: ParseCache) -> Result<Self, BuildError> {
-        let embedder = match config.embed_settings().map(|s| Embedder::open(&s)) {
-            None => None,
-            Some(Ok(embedder)) => Some(Arc::new(std::sync::Mutex::new(embedder))),
-            Some(Err(e)) if !config.embed.required => {
-                crate::report::global().warn("embed", format!("{e}; building without vectors"));
-                None
-            }
-            Some(Err(e)) => return Err(e.into()),
-        };
-        Ok(Self {
-            parses: Arc::new(parses),
-            embedder,
-        })
-    }
 }
 
 impl BuildSummary {
@@ -250,8 +220,10 @@ pub async fn build(
         ),
     );
 
-    let run = RunContext::open(&request.config, ParseCache::disabled())?;
-    let mut summary = build_commit(&request, snapshot, store, reporter, run).await?;
+    let run = RunContext::new(&request.config, ParseCache::disabled());
+    let built = build_commit(&request, snapshot, store, reporter, run.clone()).await;
+    run.share_vectors(store, reporter).await;
+    let mut summary = built?;
     summary.store = store.display.clone();
     if request.promote {
         let policy = PromotePolicy {
@@ -371,8 +343,9 @@ async fn build_new(
     }
     .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
     let dir = staging.path().to_path_buf();
+    let embedder = run.embedder(store, reporter).await?;
     let (assembled, files) = tokio::task::spawn_blocking(move || {
-        stage_artifact(&config, &snapshot, &reporter_copy, &run, &dir)
+        stage_artifact(&config, &snapshot, &reporter_copy, &run, embedder, &dir)
     })
     .await
     .map_err(|e| BuildError::Internal(e.to_string()))??;
@@ -440,6 +413,7 @@ fn stage_artifact(
     snapshot: &Snapshot,
     reporter: &Reporter,
     run: &RunContext,
+    embedder: Option<SharedEmbedder>,
     dir: &std::path::Path,
 ) -> Result<(Assembled, ArtifactFiles), BuildError> {
     let cache = run.parses.as_ref();
@@ -471,7 +445,7 @@ fn stage_artifact(
         documents,
         catalog,
     )?
-    .with_embedder(run.embedder.clone());
+    .with_embedder(embedder);
 
     let tree = SkillTree::new(&skills);
     let options = config.parse_options();

@@ -82,6 +82,9 @@ pub struct EmbedConfig {
     pub model_dir: Option<String>,
     /// Where vectors are cached by text digest.
     pub cache_dir: String,
+    /// Also keep the cache in the artifact store (`cache/embeddings/`), so a
+    /// job that starts on an empty disk reuses earlier builds' vectors.
+    pub share_cache: bool,
     /// Longest input in tokens.
     pub max_tokens: usize,
     /// Texts per forward pass.
@@ -99,6 +102,7 @@ impl Default for EmbedConfig {
             revision: "c9745ed1d9f207416be6d2e6f8de32d1f16199bf".into(),
             model_dir: Some(".cache/models/all-MiniLM-L6-v2".into()),
             cache_dir: ".cache/embeddings".into(),
+            share_cache: true,
             max_tokens: 256,
             batch_size: 32,
             semantic_ratio: 0.5,

@@ -23,6 +23,7 @@ pub mod marketplace;
 pub mod parse;
 pub mod promote;
 pub mod report;
+pub mod run;
 pub mod source;
 pub mod staging;
 pub mod validate;

@@ -186,17 +186,26 @@ pub async fn put(
     bytes: Bytes,
     mode: PutMode,
 ) -> Result<(), WriteError> {
-    let path = location.file(name);
+    put_at(store, &location.file(name), bytes, mode).await
+}
+
+/// Puts the object `path`.
+pub async fn put_at(
+    store: &Store,
+    path: &object_store::path::Path,
+    bytes: Bytes,
+    mode: PutMode,
+) -> Result<(), WriteError> {
     let options = PutOptions {
         mode,
         ..Default::default()
     };
     store
         .inner
-        .put_opts(&path, PutPayload::from(bytes), options)
+        .put_opts(path, PutPayload::from(bytes), options)
         .await
         .map(|_| ())
-        .map_err(|e| WriteError::from_store(store, &path, e))
+        .map_err(|e| WriteError::from_store(store, path, e))
 }
 
 /// Files larger than this are uploaded in parts, streamed from disk.
@@ -212,13 +221,23 @@ pub async fn put_content(
     name: &str,
     content: &Content,
 ) -> Result<(), WriteError> {
+    put_content_at(store, &location.file(name), content).await
+}
+
+/// Writes `content` as the object `path` (see [`put_content`]); a staged
+/// file in a local store is moved, not copied.
+pub async fn put_content_at(
+    store: &Store,
+    path: &object_store::path::Path,
+    content: &Content,
+) -> Result<(), WriteError> {
     let staged = match content {
         Content::Bytes(bytes) => {
-            return put(store, location, name, bytes.clone(), PutMode::Overwrite).await
+            return put_at(store, path, bytes.clone(), PutMode::Overwrite).await
         }
         Content::File(staged) => staged,
     };
-    let path = location.file(name);
+    let path = path.clone();
     let error = |message: String| WriteError {
         store: store.display.clone(),
         path: path.to_string(),
@@ -236,14 +255,7 @@ pub async fn put_content(
         let bytes = tokio::fs::read(&staged.path)
             .await
             .map_err(|e| error(e.to_string()))?;
-        return put(
-            store,
-            location,
-            name,
-            Bytes::from(bytes),
-            PutMode::Overwrite,
-        )
-        .await;
+        return put_at(store, &path, Bytes::from(bytes), PutMode::Overwrite).await;
     }
     let upload = store
         .inner

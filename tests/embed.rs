@@ -187,6 +187,27 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
     let vectors = field(&stdout(&out), "vectors");
     assert!(vectors.starts_with("1+4cached("), "{}", stdout(&out));
 
+    // A job on an empty disk: the vectors come back from the store's shared cache.
+    std::fs::remove_dir_all(work.path().join("vector-cache")).unwrap();
+    repo.write(
+        "s/pdf/SKILL.md",
+        skill(
+            "pdf",
+            "Read PDF files",
+            "# Merge\n\nMerge PDFs.\n\n# Split\n\nSplit them by page.\n",
+        ),
+    );
+    repo.commit("three");
+    let out = run_args(args(&[]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let vectors = field(&stdout(&out), "vectors");
+    assert!(vectors.starts_with("1+4cached("), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("pulled 2 shared cache segments (6 new vectors)"),
+        "{}",
+        stderr(&out)
+    );
+
     // --no-embed: no vectors, and the manifest says so.
     let plain = tempfile::tempdir().unwrap();
     let out = run(

@@ -106,3 +106,37 @@ fn credentials_in_a_store_url_never_print() {
     );
     assert!(text.contains("***@example.invalid"), "{text}");
 }
+
+/// The shared vector cache works the same on S3: a fresh disk pulls what
+/// another pushed, and a pile of segments is merged (list, get, put, delete).
+#[tokio::test]
+async fn the_vector_cache_is_shared_through_s3() {
+    use agentfinder_skills::embed::share::{pull, push, MAX_SEGMENTS};
+    use agentfinder_skills::embed::{text_digest, VectorCache};
+    use std::sync::Mutex;
+
+    let Some(moto) = Moto::start() else { return };
+    moto.create_bucket("vectors");
+    let store = moto.store("vectors");
+    let work = tempfile::tempdir().unwrap();
+    let disk = |name: &str| {
+        Mutex::new(VectorCache::open(&work.path().join(name), "org/model", "rev", 3).unwrap())
+    };
+    for run in 0..=MAX_SEGMENTS {
+        let cache = disk(&format!("run-{run}"));
+        pull(&store, &cache).await.unwrap();
+        let value = run as f32;
+        cache
+            .lock()
+            .unwrap()
+            .insert(text_digest(&run.to_string()), vec![value; 3]);
+        let pushed = push(&store, &cache).await.unwrap();
+        assert_eq!(pushed.vectors, 1);
+        assert_eq!(pushed.merged, if run == MAX_SEGMENTS { run + 1 } else { 0 });
+    }
+    let fresh = disk("fresh");
+    let pulled = pull(&store, &fresh).await.unwrap();
+    assert_eq!((pulled.segments, pulled.vectors), (1, MAX_SEGMENTS + 1));
+    let vector = fresh.lock().unwrap().get(&text_digest("3")).unwrap();
+    assert_eq!(vector, Some(vec![3.0; 3]));
+}

@@ -5,6 +5,7 @@
 
 mod cache;
 mod model;
+pub mod share;
 
 use std::path::PathBuf;
 
@@ -13,7 +14,7 @@ use serde_json::{json, Value};
 
 use agentfinder_skills_reader::contract::{Document, EmbedderInfo, KIND_SKILL};
 
-pub use cache::{text_digest, VectorCache};
+pub use cache::{cache_key, text_digest, VectorCache};
 pub use model::{ModelError, SentenceModel};
 
 /// Name of the embedder in `_vectors` and in Meilisearch's settings.
@@ -149,7 +150,7 @@ impl Embedder {
         let texts: Vec<String> = docs.iter().map(embedding_text).collect();
         let digests: Vec<[u8; 32]> = texts.iter().map(|t| text_digest(t)).collect();
         let missing: Vec<usize> = (0..docs.len())
-            .filter(|&i| self.cache.get(&digests[i]).is_none())
+            .filter(|&i| !self.cache.contains(&digests[i]))
             .collect();
         self.cached += (docs.len() - missing.len()) as u64;
         let started = std::time::Instant::now();
@@ -171,17 +172,30 @@ impl Embedder {
         }
         self.model_seconds += started.elapsed().as_secs_f64();
         for (doc, digest) in docs.iter_mut().zip(&digests) {
-            doc.vectors = self.cache.get(digest).map(vectors_field);
+            let vector = self.cache.get(digest).map_err(|e| self.cache_error(e))?;
+            doc.vectors = vector.as_deref().map(vectors_field);
         }
-        Ok(())
+        // Written now, so memory holds one batch of new vectors at most.
+        self.flush()
     }
 
     /// Writes new vectors to the cache file.
     pub fn flush(&mut self) -> Result<(), EmbedError> {
-        self.cache.flush().map_err(|error| EmbedError::Cache {
-            path: self.settings.cache_dir.display().to_string(),
+        self.cache.flush().map_err(|e| self.cache_error(e))
+    }
+
+    fn cache_error(&self, error: std::io::Error) -> EmbedError {
+        EmbedError::Cache {
+            path: self.cache.path().display().to_string(),
             error,
-        })
+        }
+    }
+}
+
+/// The vector cache, for sharing it through the store.
+impl AsMut<VectorCache> for Embedder {
+    fn as_mut(&mut self) -> &mut VectorCache {
+        &mut self.cache
     }
 }
 

@@ -1,0 +1,127 @@
+//! What the commits of one run share: parse results by blob, and the embed
+//! stage, loaded on the first commit that is actually built (a no-op rebuild
+//! never touches the model or the vector cache) together with the vectors
+//! shared through the store.
+
+use std::sync::Arc;
+
+use agentfinder_skills_reader::store::Store;
+
+use crate::assemble::SharedEmbedder;
+use crate::build::BuildError;
+use crate::config::Config;
+use crate::embed::{share, EmbedSettings, Embedder};
+use crate::extract::ParseCache;
+use crate::report::Reporter;
+
+/// Parse results and the embedder, shared by the commits of one run.
+#[derive(Clone)]
+pub struct RunContext {
+    /// Parse results by blob.
+    pub parses: Arc<ParseCache>,
+    embed: Arc<EmbedSlot>,
+}
+
+struct EmbedSlot {
+    settings: Option<EmbedSettings>,
+    required: bool,
+    share_cache: bool,
+    loaded: tokio::sync::OnceCell<Option<SharedEmbedder>>,
+}
+
+impl RunContext {
+    /// A run with `config`'s embed settings; `parses` is the parse cache to use.
+    pub fn new(config: &Config, parses: ParseCache) -> Self {
+        Self {
+            parses: Arc::new(parses),
+            embed: Arc::new(EmbedSlot {
+                settings: config.embed_settings(),
+                required: config.embed.required,
+                share_cache: config.embed.share_cache,
+                loaded: tokio::sync::OnceCell::new(),
+            }),
+        }
+    }
+
+    /// The embedder, loaded on first use, with the store's shared vectors
+    /// pulled into its cache; `None` when embedding is off, or when the
+    /// model is missing and not required (a warning says so).
+    pub async fn embedder(
+        &self,
+        store: &Store,
+        reporter: &Reporter,
+    ) -> Result<Option<SharedEmbedder>, BuildError> {
+        let slot = &self.embed;
+        let loaded = slot
+            .loaded
+            .get_or_try_init(|| async {
+                let Some(settings) = slot.settings.clone() else {
+                    return Ok(None);
+                };
+                let opened = tokio::task::spawn_blocking(move || Embedder::open(&settings))
+                    .await
+                    .map_err(|e| BuildError::Internal(e.to_string()))?;
+                let embedder = match opened {
+                    Ok(embedder) => Arc::new(std::sync::Mutex::new(embedder)),
+                    Err(e) if !slot.required => {
+                        reporter.warn("embed", format!("{e}; building without vectors"));
+                        return Ok(None);
+                    }
+                    Err(e) => return Err(BuildError::Embed(e)),
+                };
+                if slot.share_cache {
+                    match share::pull(store, &embedder).await {
+                        Ok(pulled) => report_pull(reporter, &pulled),
+                        Err(e) => reporter.warn("embed", format!("{e}; embedding without it")),
+                    }
+                }
+                Ok(Some(embedder))
+            })
+            .await?;
+        Ok(loaded.clone())
+    }
+
+    /// Shares the vectors this run embedded through the store (when the
+    /// embedder was loaded and sharing is on). Never fails the run: a
+    /// failure is a warning, and the vectors stay in the local cache.
+    pub async fn share_vectors(&self, store: &Store, reporter: &Reporter) {
+        let Some(Some(embedder)) = self.embed.loaded.get() else {
+            return;
+        };
+        if !self.embed.share_cache {
+            return;
+        }
+        match share::push(store, embedder).await {
+            Ok(pushed) if pushed.vectors > 0 || pushed.merged > 0 => reporter.info(
+                "embed",
+                format!(
+                    "shared {} new vectors through {}/{}",
+                    pushed.vectors,
+                    store.display,
+                    share::PREFIX
+                ) + &if pushed.merged > 0 {
+                    format!("; merged {} segments into one", pushed.merged)
+                } else {
+                    String::new()
+                },
+            ),
+            Ok(_) => {}
+            Err(e) => reporter.warn("embed", format!("{e}; the vectors stay in the local cache")),
+        }
+    }
+}
+
+fn report_pull(reporter: &Reporter, pulled: &share::Pulled) {
+    for skipped in &pulled.skipped {
+        reporter.warn("embed", format!("shared vector cache: skipped {skipped}"));
+    }
+    if pulled.segments > 0 {
+        reporter.info(
+            "embed",
+            format!(
+                "pulled {} shared cache segments ({} new vectors)",
+                pulled.segments, pulled.vectors
+            ),
+        );
+    }
+}
