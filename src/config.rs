@@ -80,6 +80,9 @@ pub struct EmbedConfig {
     pub revision: String,
     /// Local folder with the model files; else the Hub cache is searched.
     pub model_dir: Option<String>,
+    /// Download the model into the Hugging Face Hub cache (hf-hub) when it
+    /// is in neither place; `HF_HUB_OFFLINE=1` also forbids it.
+    pub download: bool,
     /// Where vectors are cached by text digest.
     pub cache_dir: String,
     /// Also keep the cache in the artifact store (`cache/embeddings/`), so a
@@ -101,6 +104,7 @@ impl Default for EmbedConfig {
             model: "sentence-transformers/all-MiniLM-L6-v2".into(),
             revision: "c9745ed1d9f207416be6d2e6f8de32d1f16199bf".into(),
             model_dir: Some(".cache/models/all-MiniLM-L6-v2".into()),
+            download: true,
             cache_dir: ".cache/embeddings".into(),
             share_cache: true,
             max_tokens: 256,
@@ -365,6 +369,7 @@ impl Config {
             revision: self.embed.revision.clone(),
             model_dir: self.embed.model_dir.as_ref().map(std::path::PathBuf::from),
             cache_dir: std::path::PathBuf::from(&self.embed.cache_dir),
+            download: self.embed.download,
             max_tokens: self.embed.max_tokens,
             batch_size: self.embed.batch_size,
         })

@@ -110,7 +110,7 @@ fn a_backfill_killed_midway_continues_where_it_stopped() {
     let (repo, commits) = history();
     let work = tempfile::tempdir().unwrap();
     let source = repo.path().to_str().unwrap();
-    let killed = std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+    let killed = binary()
         .args(["backfill", "--source", source])
         .current_dir(work.path())
         .env("AGENTFINDER_FAILPOINT", "commit-after-manifest.json")

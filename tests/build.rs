@@ -358,7 +358,7 @@ fn the_load_stage_is_skipped_with_a_reason_unless_required() {
     let (repo, _, _) = two_commit_repo();
     let work = tempfile::tempdir().unwrap();
     let source = repo.path().to_str().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+    let out = binary()
         .args(["build", "--source", source])
         .current_dir(work.path())
         .env_remove("MEILI_URL")
@@ -373,7 +373,7 @@ fn the_load_stage_is_skipped_with_a_reason_unless_required() {
     assert!(stdout(&out).contains("load=skipped"));
 
     let unreachable = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+        binary()
             .args(["build", "--source", source, "--retry-pause", "0.01"])
             .args(extra)
             .current_dir(work.path())

@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -58,7 +58,7 @@ impl<'a> Target<'a> {
     /// Runs the binary against this target, with an optional fail point.
     fn run(&self, cwd: &Path, args: &[&str], failpoint: Option<&str>) -> Output {
         let url = self.url();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"));
+        let mut command = binary();
         command
             .args(args)
             .args(["--store", &url])

@@ -13,11 +13,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn help(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
-        .args(args)
-        .arg("--help")
-        .output()
-        .unwrap();
+    let out = binary().args(args).arg("--help").output().unwrap();
     assert!(
         out.status.success(),
         "{args:?} --help failed: {}",

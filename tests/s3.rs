@@ -3,6 +3,7 @@
 mod common;
 
 use bytes::Bytes;
+use common::binary;
 use common::moto::Moto;
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, UpdateVersion};
@@ -67,7 +68,7 @@ fn a_missing_bucket_fails_with_the_path_and_no_secret() {
     repo.write("s/a/SKILL.md", common::skill("a", "d", "# A\n"));
     let commit = repo.commit("c");
     let cwd = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+    let out = binary()
         .args(["build", "--source", repo.path().to_str().unwrap()])
         .args(["--store", "s3://no-such-bucket/index"])
         .current_dir(cwd.path())
@@ -89,7 +90,7 @@ fn a_missing_bucket_fails_with_the_path_and_no_secret() {
 #[test]
 fn credentials_in_a_store_url_never_print() {
     let cwd = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+    let out = binary()
         .args([
             "verify",
             "--store",

@@ -4,6 +4,7 @@
 //! `regenerate: false`, so the serving side embeds only queries.
 
 mod cache;
+pub mod hub;
 mod model;
 pub mod share;
 
@@ -81,6 +82,8 @@ pub struct EmbedSettings {
     pub model_dir: Option<PathBuf>,
     /// Where vectors are cached.
     pub cache_dir: PathBuf,
+    /// Download the model into the Hub cache when it is on disk nowhere.
+    pub download: bool,
     /// Longest input in tokens (the model's window).
     pub max_tokens: usize,
     /// Texts per forward pass.
@@ -199,33 +202,55 @@ impl AsMut<VectorCache> for Embedder {
     }
 }
 
-/// `model_dir`, else the Hub cache's snapshot of the pinned revision
-/// (`$HF_HOME/hub` or `~/.cache/huggingface/hub`).
+/// `model_dir`, else the Hub cache's snapshot of the pinned revision, else
+/// (when `download` is on and `HF_HUB_OFFLINE` is not set) a download into
+/// the Hub cache.
 fn model_dir(settings: &EmbedSettings) -> Result<PathBuf, EmbedError> {
     let mut looked = Vec::new();
     let mut candidates = Vec::new();
     if let Some(dir) = &settings.model_dir {
         candidates.push(dir.clone());
     }
-    let hub = std::env::var_os("HF_HUB_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HF_HOME").map(|h| PathBuf::from(h).join("hub")))
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/huggingface/hub"))
-        });
-    if let Some(hub) = hub {
-        let repo = format!("models--{}", settings.model.replace('/', "--"));
-        candidates.push(hub.join(repo).join("snapshots").join(&settings.revision));
+    let hub_cache = hub::hub_cache_dir();
+    if let Some(hub_cache) = &hub_cache {
+        candidates.push(hub::snapshot_dir(
+            hub_cache,
+            &settings.model,
+            &settings.revision,
+        ));
     }
     for dir in candidates {
-        if dir.join("model.safetensors").is_file() {
+        if hub::MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
             return Ok(dir);
         }
         looked.push(dir.display().to_string());
     }
-    Err(EmbedError::ModelMissing {
+    let missing = |why: String| EmbedError::ModelMissing {
         model: settings.model.clone(),
         revision: settings.revision.clone(),
-        looked: looked.join(", "),
-    })
+        looked: format!("{}; {why}", looked.join(", ")),
+    };
+    if !settings.download {
+        return Err(missing("[embed].download is off".into()));
+    }
+    if hub::offline() {
+        return Err(missing(
+            "HF_HUB_OFFLINE is set, so nothing was downloaded".into(),
+        ));
+    }
+    let Some(hub_cache) = hub_cache else {
+        return Err(missing("no Hub cache folder (set HF_HOME)".into()));
+    };
+    crate::report::global().info(
+        "embed",
+        format!(
+            "downloading {}@{} from {} into {}",
+            settings.model,
+            settings.revision,
+            agentfinder_skills_reader::store::redact_url(&hub::endpoint()),
+            hub_cache.display()
+        ),
+    );
+    hub::download(&hub_cache, &settings.model, &settings.revision)
+        .map_err(|e| missing(e.to_string()))
 }

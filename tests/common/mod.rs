@@ -70,9 +70,17 @@ pub fn skill(name: &str, description: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n{body}")
 }
 
+/// The binary, kept off the network: a build without a local model would
+/// otherwise try to download one from the Hub.
+pub fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"));
+    command.env("HF_HUB_OFFLINE", "1");
+    command
+}
+
 /// Runs the binary in `cwd` (no pipeline.toml there, so defaults apply).
 pub fn run(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"))
+    binary()
         .args(args)
         .current_dir(cwd)
         .env_remove("AGENTFINDER_FAILPOINT")
