@@ -276,3 +276,40 @@ fn a_required_model_that_is_missing_fails_clearly() {
         stderr(&out)
     );
 }
+
+#[test]
+fn vectors_cut_at_another_window_are_not_reused() {
+    let Some(dir) = model_dir() else { return };
+    let mut repo = GitRepo::new();
+    repo.write(
+        "s/gif/SKILL.md",
+        skill("gif", "Make looping GIFs", "# Frames\n\nDraw frames.\n"),
+    );
+    repo.commit("one");
+    let work = tempfile::tempdir().unwrap();
+    let config = config_with_model(&dir, work.path());
+    let source = repo.path().to_str().unwrap().to_string();
+    let build = |config: &std::path::Path| {
+        let out = run(
+            work.path(),
+            &[
+                "build",
+                "--config",
+                config.to_str().unwrap(),
+                "--source",
+                &source,
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        field(&stdout(&out), "vectors")
+    };
+    assert!(build(&config).starts_with("2+0cached"));
+
+    // Same texts, a new commit, a shorter window: every vector is computed anew.
+    repo.write("README.md", "not a skill\n");
+    repo.commit("two");
+    let short = work.path().join("short.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&short, format!("{text}max_tokens = 8\n")).unwrap();
+    assert!(build(&short).starts_with("2+0cached"));
+}

@@ -20,9 +20,11 @@ pub fn text_digest(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
-/// The name a model and revision are cached under (a safe file-name stem).
-pub fn cache_key(model: &str, revision: &str) -> String {
-    format!("{model}@{revision}")
+/// The name the vectors of `model` at `revision`, truncated to
+/// `max_tokens`, are cached under (a safe file-name stem). The window is in
+/// the key because a text's vector depends on where it was cut.
+pub fn cache_key(model: &str, revision: &str, max_tokens: usize) -> String {
+    format!("{model}@{revision}@{max_tokens}")
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' || c == '@' || c == '-' {
@@ -49,15 +51,10 @@ pub struct VectorCache {
 }
 
 impl VectorCache {
-    /// Opens (or starts) the cache of `model` at `revision` in `dir`.
-    pub fn open(
-        dir: &Path,
-        model: &str,
-        revision: &str,
-        dimensions: usize,
-    ) -> std::io::Result<Self> {
+    /// Opens (or starts) the cache named `key` (see [`cache_key`]) in `dir`.
+    pub fn open(dir: &Path, key: &str, dimensions: usize) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let key = cache_key(model, revision);
+        let key = key.to_string();
         let path = dir.join(format!("{key}.f32"));
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -93,7 +90,7 @@ impl VectorCache {
         })
     }
 
-    /// The model and revision it caches, as [`cache_key`] names them.
+    /// What it caches, as [`cache_key`] names it.
     pub fn key(&self) -> &str {
         &self.key
     }
@@ -265,7 +262,8 @@ mod tests {
     #[test]
     fn vectors_survive_a_reopen_and_a_torn_tail_is_cut_off() {
         let dir = tempfile::tempdir().unwrap();
-        let mut cache = VectorCache::open(dir.path(), "org/model", "abc", 3).unwrap();
+        let mut cache =
+            VectorCache::open(dir.path(), &cache_key("org/model", "abc", 256), 3).unwrap();
         cache.insert(text_digest("a"), vec![1.0, 2.0, 3.0]);
         cache.insert(text_digest("b"), vec![4.0, 5.0, 6.0]);
         assert_eq!(
@@ -274,16 +272,17 @@ mod tests {
         );
         cache.flush().unwrap();
         // A crash in the middle of an append leaves a partial record.
-        let file = dir.path().join("org_model@abc.f32");
+        let file = dir.path().join("org_model@abc@256.f32");
         let mut bytes = std::fs::read(&file).unwrap();
         bytes.extend_from_slice(&[1, 2, 3]);
         std::fs::write(&file, bytes).unwrap();
-        let mut cache = VectorCache::open(dir.path(), "org/model", "abc", 3).unwrap();
+        let mut cache =
+            VectorCache::open(dir.path(), &cache_key("org/model", "abc", 256), 3).unwrap();
         assert_eq!(cache.len(), 2);
         // What is appended after the cut stays aligned.
         cache.insert(text_digest("c"), vec![7.0, 8.0, 9.0]);
         cache.flush().unwrap();
-        let cache = VectorCache::open(dir.path(), "org/model", "abc", 3).unwrap();
+        let cache = VectorCache::open(dir.path(), &cache_key("org/model", "abc", 256), 3).unwrap();
         assert_eq!(cache.len(), 3);
         assert_eq!(
             cache.get(&text_digest("b")).unwrap(),
@@ -293,18 +292,20 @@ mod tests {
             cache.get(&text_digest("c")).unwrap(),
             Some(vec![7.0, 8.0, 9.0])
         );
-        assert!(VectorCache::open(dir.path(), "org/model", "other", 3)
-            .unwrap()
-            .is_empty());
+        assert!(
+            VectorCache::open(dir.path(), &cache_key("org/model", "abc", 128), 3)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
     fn absorb_adds_only_unknown_records_and_refuses_partial_ones() {
         let dir = tempfile::tempdir().unwrap();
-        let mut ours = VectorCache::open(&dir.path().join("ours"), "m", "r", 2).unwrap();
+        let mut ours = VectorCache::open(&dir.path().join("ours"), "m", 2).unwrap();
         ours.insert(text_digest("a"), vec![1.0, 1.0]);
         ours.flush().unwrap();
-        let mut theirs = VectorCache::open(&dir.path().join("theirs"), "m", "r", 2).unwrap();
+        let mut theirs = VectorCache::open(&dir.path().join("theirs"), "m", 2).unwrap();
         theirs.insert(text_digest("a"), vec![1.0, 1.0]);
         theirs.insert(text_digest("b"), vec![2.0, 2.0]);
         theirs.flush().unwrap();

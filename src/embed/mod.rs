@@ -108,16 +108,14 @@ impl Embedder {
     pub fn open(settings: &EmbedSettings) -> Result<Self, EmbedError> {
         let dir = model_dir(settings)?;
         let model = SentenceModel::load(&dir, settings.max_tokens)?;
-        let cache = VectorCache::open(
-            &settings.cache_dir,
-            &settings.model,
-            &settings.revision,
-            model.dimensions,
-        )
-        .map_err(|error| EmbedError::Cache {
-            path: settings.cache_dir.display().to_string(),
-            error,
-        })?;
+        let key = cache_key(&settings.model, &settings.revision, settings.max_tokens);
+        let cache =
+            VectorCache::open(&settings.cache_dir, &key, model.dimensions).map_err(|error| {
+                EmbedError::Cache {
+                    path: settings.cache_dir.display().to_string(),
+                    error,
+                }
+            })?;
         Ok(Self {
             model,
             cache,

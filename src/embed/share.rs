@@ -3,7 +3,7 @@
 //! text that no earlier build embedded.
 //!
 //! The store holds immutable *segments* under
-//! `cache/embeddings/<model>@<revision>/<sha256>.f32`, each in the local
+//! `cache/embeddings/<model>@<revision>@<max_tokens>/<sha256>.f32`, each in the local
 //! cache's record format and named by the sha256 of its bytes. A build pulls
 //! the segments it has not absorbed yet, and pushes the vectors it embedded
 //! as one new segment. When more than [`MAX_SEGMENTS`] pile up, a builder
@@ -14,7 +14,7 @@
 //! its failures as warnings and build on.
 //!
 //! What this machine has absorbed and shared is kept beside the local cache
-//! file in `<model>@<revision>.shared.json`.
+//! file in `<model>@<revision>@<max_tokens>.shared.json`.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -317,7 +317,7 @@ mod tests {
     }
 
     fn cache(dir: &Path) -> Mutex<VectorCache> {
-        Mutex::new(VectorCache::open(dir, "org/model", "rev", 2).unwrap())
+        Mutex::new(VectorCache::open(dir, "org_model@rev@256", 2).unwrap())
     }
 
     fn add(cache: &Mutex<VectorCache>, text: &str, value: f32) {
@@ -332,7 +332,7 @@ mod tests {
     }
 
     fn segments(root: &Path) -> Vec<PathBuf> {
-        let dir = root.join(PREFIX).join("org_model@rev");
+        let dir = root.join(PREFIX).join("org_model@rev@256");
         let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
