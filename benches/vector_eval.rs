@@ -193,10 +193,17 @@ fn main() {
     for window in windows {
         let model = SentenceModel::load(&model_dir, window).unwrap_or_else(|e| fail(e.to_string()));
         let texts: Vec<String> = docs.iter().map(embedding_text).collect();
+        // Longest first, in batches of 32, as the embed stage batches them.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
         let started = Instant::now();
-        let mut vectors = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(32) {
-            vectors.extend(model.embed(batch).unwrap_or_else(|e| fail(e.to_string())));
+        let mut vectors = vec![Vec::new(); texts.len()];
+        for batch in order.chunks(32) {
+            let inputs: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+            let computed = model.embed(&inputs).unwrap_or_else(|e| fail(e.to_string()));
+            for (&i, vector) in batch.iter().zip(computed) {
+                vectors[i] = vector;
+            }
         }
         let rate = texts.len() as f64 / started.elapsed().as_secs_f64();
         let outcome = evaluate(&file.queries, &query_vectors, &docs, &vectors);
