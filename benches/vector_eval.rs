@@ -20,6 +20,7 @@ use std::time::Instant;
 use agentfinder_skills::embed::{embedding_text, SentenceModel};
 use agentfinder_skills_reader::contract::{Document, Manifest, DOCUMENTS_FILE};
 use agentfinder_skills_reader::meili::{scores, EvalQuery, EvalScores};
+use candle_core::Device;
 
 #[derive(serde::Deserialize)]
 struct QueryFile {
@@ -152,7 +153,7 @@ fn main() {
             .unwrap_or_else(|e| fail(format!("{}: {e}", queries_path.display()))),
     )
     .unwrap_or_else(|e| fail(format!("{}: {e}", queries_path.display())));
-    let model = SentenceModel::load(&model_dir, embedder.max_tokens)
+    let model = SentenceModel::load(&model_dir, embedder.max_tokens, Device::Cpu)
         .unwrap_or_else(|e| fail(e.to_string()));
     let texts: Vec<String> = file.queries.iter().map(|q| q.query.clone()).collect();
     let query_vectors = model.embed(&texts).unwrap_or_else(|e| fail(e.to_string()));
@@ -191,7 +192,8 @@ fn main() {
     );
 
     for window in windows {
-        let model = SentenceModel::load(&model_dir, window).unwrap_or_else(|e| fail(e.to_string()));
+        let model = SentenceModel::load(&model_dir, window, Device::Cpu)
+            .unwrap_or_else(|e| fail(e.to_string()));
         let texts: Vec<String> = docs.iter().map(embedding_text).collect();
         // Longest first, in batches of 32, as the embed stage batches them.
         let mut order: Vec<usize> = (0..texts.len()).collect();

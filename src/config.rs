@@ -92,6 +92,8 @@ pub struct EmbedConfig {
     pub max_tokens: usize,
     /// Texts per forward pass.
     pub batch_size: usize,
+    /// Where the model runs.
+    pub device: EmbedDevice,
     /// Default semantic ratio of hybrid search, recorded for the reader.
     pub semantic_ratio: f32,
 }
@@ -109,9 +111,23 @@ impl Default for EmbedConfig {
             share_cache: true,
             max_tokens: 256,
             batch_size: 32,
+            device: EmbedDevice::Auto,
             semantic_ratio: 0.5,
         }
     }
+}
+
+/// `[embed].device`: where the model runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedDevice {
+    /// The first CUDA GPU when the binary was built with the `cuda` feature
+    /// and one is present, else the CPU.
+    Auto,
+    /// The CPU.
+    Cpu,
+    /// The first CUDA GPU; an error when there is none.
+    Cuda,
 }
 
 /// `[source]`.
@@ -370,6 +386,7 @@ impl Config {
             model_dir: self.embed.model_dir.as_ref().map(std::path::PathBuf::from),
             cache_dir: std::path::PathBuf::from(&self.embed.cache_dir),
             download: self.embed.download,
+            device: self.embed.device,
             max_tokens: self.embed.max_tokens,
             batch_size: self.embed.batch_size,
         })

@@ -7,6 +7,7 @@ mod common;
 use std::path::PathBuf;
 
 use agentfinder_skills::embed::SentenceModel;
+use candle_core::Device;
 use common::*;
 
 fn model_dir() -> Option<PathBuf> {
@@ -61,7 +62,7 @@ fn max_diff(a: &[f32], b: &[f32]) -> f32 {
 #[test]
 fn vectors_match_the_reference_implementation() {
     let Some(dir) = model_dir() else { return };
-    let model = SentenceModel::load(&dir, 256).unwrap();
+    let model = SentenceModel::load(&dir, 256, Device::Cpu).unwrap();
     assert_eq!(model.dimensions, 384);
     let (sentences, expected) = reference();
     let got = model.embed(&sentences).unwrap();
@@ -80,7 +81,7 @@ fn vectors_match_the_reference_implementation() {
 #[test]
 fn batching_and_padding_do_not_change_a_vector() {
     let Some(dir) = model_dir() else { return };
-    let model = SentenceModel::load(&dir, 256).unwrap();
+    let model = SentenceModel::load(&dir, 256, Device::Cpu).unwrap();
     let (sentences, _) = reference();
     let together = model.embed(&sentences).unwrap();
     for (i, sentence) in sentences.iter().enumerate() {
@@ -312,4 +313,50 @@ fn vectors_cut_at_another_window_are_not_reused() {
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&short, format!("{text}max_tokens = 8\n")).unwrap();
     assert!(build(&short).starts_with("2+0cached"));
+}
+
+#[test]
+fn a_gpu_asked_of_a_cpu_build_fails_clearly() {
+    let Some(dir) = model_dir() else { return };
+    if cfg!(feature = "cuda") {
+        eprintln!("skipped: this test binary was built with the cuda feature");
+        return;
+    }
+    let mut repo = GitRepo::new();
+    repo.write("s/a/SKILL.md", skill("a", "d", "# A\n"));
+    repo.commit("c");
+    let work = tempfile::tempdir().unwrap();
+    let config = config_with_model(&dir, work.path());
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}device = \"cuda\"\n")).unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("built without the `cuda` feature"),
+        "{}",
+        stderr(&out)
+    );
+    // "auto" runs on the CPU.
+    std::fs::write(&config, format!("{text}device = \"auto\"\n")).unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--config",
+            config.to_str().unwrap(),
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(field(&stdout(&out), "vectors").starts_with("2+0cached"));
 }

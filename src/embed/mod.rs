@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 
 use agentfinder_skills_reader::contract::{Document, EmbedderInfo, KIND_SKILL};
 
+pub use crate::config::EmbedDevice;
+
 pub use cache::{cache_key, text_digest, VectorCache};
 pub use model::{ModelError, SentenceModel};
 
@@ -58,6 +60,9 @@ pub enum EmbedError {
         /// Folders tried.
         looked: String,
     },
+    /// The device asked for is not there.
+    #[error("[embed].device = \"cuda\": {0}")]
+    Device(String),
     /// Loading or running the model failed.
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -84,6 +89,8 @@ pub struct EmbedSettings {
     pub cache_dir: PathBuf,
     /// Download the model into the Hub cache when it is on disk nowhere.
     pub download: bool,
+    /// Where the model runs.
+    pub device: EmbedDevice,
     /// Longest input in tokens (the model's window).
     pub max_tokens: usize,
     /// Texts per forward pass.
@@ -107,7 +114,8 @@ impl Embedder {
     /// Loads the model (from `model_dir`, else the Hugging Face Hub cache) and opens the cache.
     pub fn open(settings: &EmbedSettings) -> Result<Self, EmbedError> {
         let dir = model_dir(settings)?;
-        let model = SentenceModel::load(&dir, settings.max_tokens)?;
+        let device = select_device(settings.device)?;
+        let model = SentenceModel::load(&dir, settings.max_tokens, device)?;
         let key = cache_key(&settings.model, &settings.revision, settings.max_tokens);
         let cache =
             VectorCache::open(&settings.cache_dir, &key, model.dimensions).map_err(|error| {
@@ -200,6 +208,32 @@ impl Embedder {
 impl AsMut<VectorCache> for Embedder {
     fn as_mut(&mut self) -> &mut VectorCache {
         &mut self.cache
+    }
+}
+
+/// The device `choice` names. `auto` falls back to the CPU (with a warning
+/// when the binary has CUDA but no GPU answered).
+fn select_device(choice: EmbedDevice) -> Result<candle_core::Device, EmbedError> {
+    use candle_core::Device;
+    let cuda = || {
+        if !candle_core::utils::cuda_is_available() {
+            return Err("this binary was built without the `cuda` feature".to_string());
+        }
+        Device::new_cuda(0).map_err(|e| e.to_string())
+    };
+    match choice {
+        EmbedDevice::Cpu => Ok(Device::Cpu),
+        EmbedDevice::Cuda => cuda().map_err(EmbedError::Device),
+        EmbedDevice::Auto => Ok(match cuda() {
+            Ok(device) => device,
+            Err(why) => {
+                if candle_core::utils::cuda_is_available() {
+                    crate::report::global()
+                        .warn("embed", format!("no CUDA GPU ({why}); on the CPU"));
+                }
+                Device::Cpu
+            }
+        }),
     }
 }
 

@@ -36,8 +36,9 @@ pub struct SentenceModel {
 
 impl SentenceModel {
     /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from
-    /// `dir`; inputs are truncated to `max_tokens` tokens (the model's window).
-    pub fn load(dir: &Path, max_tokens: usize) -> Result<Self, ModelError> {
+    /// `dir` onto `device`; inputs are truncated to `max_tokens` tokens (the
+    /// model's window).
+    pub fn load(dir: &Path, max_tokens: usize, device: Device) -> Result<Self, ModelError> {
         let file = |name: &str| {
             let path = dir.join(name);
             if path.is_file() {
@@ -72,7 +73,6 @@ impl SentenceModel {
             ..Default::default()
         }));
         let weights = file("model.safetensors")?;
-        let device = Device::Cpu;
         // SAFETY: the weights file is memory-mapped read-only and not changed while mapped.
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
             .map_err(|e| file_error(&weights, &e))?;
