@@ -110,7 +110,7 @@ impl Default for EmbedConfig {
             cache_dir: ".cache/embeddings".into(),
             share_cache: true,
             max_tokens: 256,
-            batch_size: 32,
+            batch_size: 8,
             device: EmbedDevice::Auto,
             semantic_ratio: 0.5,
         }
