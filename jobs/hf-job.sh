@@ -34,18 +34,18 @@ case "${1:-}" in
   schedule)
     hf jobs scheduled run "${common[@]}" --no-concurrency --name agentfinder-skills-daily \
       "$SCHEDULE" "$IMAGE" \
-      agentfinder-skills build --config /etc/agentfinder/pipeline.toml --log-format json \
+      agentfinder-skills build --config /etc/agentfinder/pipeline.toml --log-format json --require-embed \
       --source "$SOURCE" --store "$STORE"
     ;;
   run)
     hf jobs run "${common[@]}" --name agentfinder-skills-manual "$IMAGE" \
-      agentfinder-skills build --config /etc/agentfinder/pipeline.toml --log-format json \
+      agentfinder-skills build --config /etc/agentfinder/pipeline.toml --log-format json --require-embed \
       --source "$SOURCE" --store "$STORE"
     ;;
   backfill)
     shard="${2:?shard number I}/${3:?shard count N}"
     hf jobs run "${common[@]}" --name "agentfinder-skills-backfill-${2}-of-${3}" "$IMAGE" \
-      agentfinder-skills backfill --config /etc/agentfinder/pipeline.toml --log-format json \
+      agentfinder-skills backfill --config /etc/agentfinder/pipeline.toml --log-format json --require-embed \
       --source "$SOURCE" --store "$STORE" --shard "$shard"
     ;;
   *)

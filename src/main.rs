@@ -107,6 +107,10 @@ struct BuildArgs {
     /// Skip the embed stage: documents carry no vectors, the manifest says "embedder": null.
     #[arg(long)]
     no_embed: bool,
+    /// Fail (exit 1) when the model cannot be loaded, instead of building without vectors
+    /// (as [embed].required = true does).
+    #[arg(long, conflicts_with = "no_embed")]
+    require_embed: bool,
     #[command(flatten)]
     meili: MeiliArgs,
 }
@@ -146,6 +150,9 @@ struct BackfillArgs {
     /// Skip the embed stage (see build --no-embed).
     #[arg(long)]
     no_embed: bool,
+    /// Fail when the model cannot be loaded (see build --require-embed).
+    #[arg(long, conflicts_with = "no_embed")]
+    require_embed: bool,
     /// Fail a commit instead of warning (see build --strict); the backfill goes on and exits 4.
     #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
     strict: Option<String>,
@@ -264,6 +271,7 @@ fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
 async fn run_build(args: BuildArgs) -> Result<(), Failure> {
     let (mut config, store, reporter) = setup(&args.common)?;
     config.embed.enabled &= !args.no_embed;
+    config.embed.required |= args.require_embed;
     let source = source_of(args.source.as_deref(), &config)?;
     let strict = strict_policy(args.strict.as_deref())
         .map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?;
@@ -362,6 +370,7 @@ async fn run_reader(command: ReaderCommand) -> Result<(), Failure> {
 async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
     let (mut config, store, reporter) = setup(&args.common)?;
     config.embed.enabled &= !args.no_embed;
+    config.embed.required |= args.require_embed;
     let source = source_of(args.source.as_deref(), &config)?;
     let usage = |e: String| Failure::new(exit::FAILURE, anyhow::anyhow!(e));
     let strict = strict_policy(args.strict.as_deref()).map_err(usage)?;

@@ -258,6 +258,21 @@ fn a_required_model_that_is_missing_fails_clearly() {
         "{}",
         stderr(&out)
     );
+    // --require-embed asks the same of a configuration that does not.
+    std::fs::write(&config, "[embed]\nmodel_dir = \"/no/such/model\"\n").unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--require-embed",
+            "--config",
+            config.to_str().unwrap(),
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("/no/such/model"), "{}", stderr(&out));
     // Not required: the build goes on without vectors and says so.
     std::fs::write(&config, "[embed]\nmodel_dir = \"/no/such/model\"\n").unwrap();
     let out = run(
