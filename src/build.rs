@@ -22,7 +22,7 @@ use crate::promote::{promote, PromoteError, PromotePolicy, Promotion};
 use crate::report::Reporter;
 pub use crate::run::RunContext;
 use crate::source::{self, rfc3339, Snapshot, SourceError, SourceSpec};
-use crate::staging::HashingFile;
+use crate::staging::{remove_stale, HashingFile};
 use crate::validate::{DocumentError, StrictPolicy};
 use crate::walk::{skill_entries, GlobError, WalkRules};
 use crate::write::{write_commit, ArtifactFiles, WriteError, WriteOutcome};
@@ -331,7 +331,7 @@ async fn build_new(
     let reporter_copy = *reporter;
     // Beside a local store, so its files can be renamed into place instead of copied.
     if let Some(root) = &store.local_root {
-        remove_stale_staging(root);
+        remove_stale(root, &[".staging-"]);
     }
     let staging = match &store.local_root {
         Some(root) => tempfile::Builder::new()
@@ -379,25 +379,6 @@ async fn build_new(
         embed_seconds: assembled.embed_seconds,
         seconds: 0.0,
     })
-}
-
-/// Staging folders a killed build left in a local store's root: never read,
-/// removed once a day old (a running build's own is younger).
-fn remove_stale_staging(root: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return;
-    };
-    let day = std::time::Duration::from_secs(24 * 3600);
-    for entry in entries.flatten() {
-        let stale = entry.file_name().to_string_lossy().starts_with(".staging-")
-            && entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > day));
-        if stale {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
 }
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough

@@ -35,6 +35,8 @@ use crate::write::{put_content_at, Content};
 
 /// Where segments live in the store.
 pub const PREFIX: &str = "cache/embeddings";
+/// Prefix of a segment being staged in the local cache folder.
+const SEGMENT_STAGING: &str = ".segment-";
 /// Segments tolerated before a builder merges them into one.
 pub const MAX_SEGMENTS: usize = 16;
 
@@ -165,6 +167,7 @@ pub async fn pull<T: AsMut<VectorCache>>(
         let (record, len) = (cache.record_size() as u64, cache.file_len());
         (prefix_of(cache), state_path(cache), dir, record, len)
     };
+    crate::staging::remove_stale(&dir, &[SEGMENT_STAGING, ".tmp"]);
     let mut state = load_state(&state_file, file_len);
     let mut pulled = Pulled::default();
     for (name, size) in list(store, &prefix).await? {
