@@ -94,8 +94,6 @@ pub struct EmbedConfig {
     pub batch_size: usize,
     /// Where the model runs.
     pub device: EmbedDevice,
-    /// Default semantic ratio of hybrid search, recorded for the reader.
-    pub semantic_ratio: f32,
 }
 
 impl Default for EmbedConfig {
@@ -112,7 +110,6 @@ impl Default for EmbedConfig {
             max_tokens: 256,
             batch_size: 8,
             device: EmbedDevice::Auto,
-            semantic_ratio: 0.5,
         }
     }
 }

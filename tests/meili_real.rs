@@ -73,6 +73,34 @@ impl Fixture {
         assert!(out.status.success(), "{}", stderr(&out));
     }
 
+    /// A fixture built with vectors (the model from scripts/fetch-model.sh),
+    /// or `None`, saying why, without the model.
+    fn with_vectors() -> Option<Self> {
+        let model = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(".cache/models/all-MiniLM-L6-v2");
+        if !model.join("model.safetensors").is_file() {
+            eprintln!(
+                "skipped: no model in {} (run scripts/fetch-model.sh)",
+                model.display()
+            );
+            return None;
+        }
+        let fx = Self::new();
+        let toml = fx.work.path().join("pipeline.toml");
+        let mut text = std::fs::read_to_string(&toml).unwrap();
+        text.push_str(&format!(
+            "[embed]\nrequired = true\nmodel_dir = \"{}\"\n",
+            model.display()
+        ));
+        std::fs::write(&toml, text).unwrap();
+        let out = run(
+            fx.work.path(),
+            &["build", "--source", fx.repo.path().to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        Some(fx)
+    }
+
     fn store(&self) -> Store {
         Store::open(self.work.path().join("artifacts").to_str().unwrap()).unwrap()
     }
@@ -226,28 +254,9 @@ async fn sync_search_noop_live_swap_wipe_and_health() {
 #[tokio::test]
 async fn hybrid_search_agrees_with_the_jobs_vectors() {
     let Some(config) = meili() else { return };
-    let model =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2");
-    if !model.join("model.safetensors").is_file() {
-        eprintln!(
-            "skipped: no model in {} (run scripts/fetch-model.sh)",
-            model.display()
-        );
+    let Some(fx) = Fixture::with_vectors() else {
         return;
-    }
-    let fx = Fixture::new();
-    let toml = fx.work.path().join("pipeline.toml");
-    let mut text = std::fs::read_to_string(&toml).unwrap();
-    text.push_str(&format!(
-        "[embed]\nrequired = true\nmodel_dir = \"{}\"\n",
-        model.display()
-    ));
-    std::fs::write(&toml, text).unwrap();
-    let out = run(
-        fx.work.path(),
-        &["build", "--source", fx.repo.path().to_str().unwrap()],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    };
     let store = fx.store();
     let loaded = sync(&store, &config, &fx.options()).await.unwrap();
     assert!(
@@ -272,5 +281,55 @@ async fn hybrid_search_agrees_with_the_jobs_vectors() {
         "query and document vectors disagree: score {}",
         first.score
     );
+    fx.drop_index(&config).await;
+}
+
+/// `eval` end to end: keyword search and hybrid search at two ratios over a
+/// synced artifact with vectors, printed as JSON.
+#[tokio::test]
+async fn eval_compares_keyword_and_hybrid_search() {
+    let Some(config) = meili() else { return };
+    let Some(fx) = Fixture::with_vectors() else {
+        return;
+    };
+    sync(&fx.store(), &config, &fx.options()).await.unwrap();
+
+    let queries = fx.work.path().join("queries.json");
+    std::fs::write(
+        &queries,
+        r#"{"queries": [
+            {"query": "merge several PDF files into one", "expect": ["pdf"], "kind": "plain"},
+            {"query": "an animated reaction for our team chat", "expect": ["gif"], "kind": "paraphrase"},
+            {"query": "book a flight to Lisbon", "expect": [], "kind": "no-answer"}
+        ]}"#,
+    )
+    .unwrap();
+    let mut command = binary();
+    command
+        .current_dir(fx.work.path())
+        .args([
+            "eval",
+            "--json",
+            "--semantic-ratio",
+            "0.5,1",
+            "--index",
+            &fx.index,
+        ])
+        .arg("--queries")
+        .arg(&queries)
+        .env("MEILI_URL", &config.url);
+    match std::env::var("MEILI_TEST_KEY") {
+        Ok(key) => command.env("MEILI_MASTER_KEY", key),
+        Err(_) => command.env_remove("MEILI_MASTER_KEY"),
+    };
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["keyword"]["queries"], 2);
+    let hybrid = report["hybrid"].as_array().unwrap();
+    assert_eq!(hybrid.len(), 2);
+    assert_eq!(hybrid[1]["semantic_ratio"], 1.0);
+    // With vectors only, both answerable queries find their skill first.
+    assert_eq!(hybrid[1]["top1"], 1.0, "{report}");
     fx.drop_index(&config).await;
 }

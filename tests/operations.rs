@@ -297,6 +297,28 @@ fn each_failure_class_has_its_exit_code() {
 
     assert_eq!(code(&["build", "--no-such-flag"]), Some(2), "usage");
     assert_eq!(
+        code(&[
+            "eval",
+            "--semantic-ratio",
+            "0.5,1.5",
+            "--meili-url",
+            "http://127.0.0.1:9"
+        ]),
+        Some(2),
+        "a semantic ratio out of range"
+    );
+    let search = binary()
+        .current_dir(work.path())
+        .args(["search", "gif", "--meili-url", "http://127.0.0.1:9"])
+        .env("AGENTFINDER_SEMANTIC_RATIO", "-1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        search.status.code(),
+        Some(2),
+        "the ratio from the environment is checked too"
+    );
+    assert_eq!(
         code(&["build", "--source", "/no/such/repo"]),
         Some(3),
         "source"

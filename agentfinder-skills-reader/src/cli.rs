@@ -18,6 +18,8 @@ use crate::store::Store;
 pub mod exit {
     /// Anything not listed.
     pub const FAILURE: u8 = 1;
+    /// Bad arguments (the code clap exits with for the ones it checks).
+    pub const USAGE: u8 = 2;
     /// The artifact store failed or the artifact is unreadable (after retries).
     pub const STORAGE: u8 = 5;
     /// Meilisearch is not configured, unreachable, or failed the load.
@@ -120,8 +122,14 @@ pub struct SearchArgs {
     /// Index to search [default: the loaded one, else hf_skills].
     #[arg(long)]
     pub index: Option<String>,
-    /// Weight of vectors against keywords in hybrid search (0 to 1).
-    #[arg(long, value_name = "R", default_value_t = DEFAULT_SEMANTIC_RATIO)]
+    /// Weight of vectors against keywords in hybrid search (0 to 1); `eval`
+    /// compares ratios and names the best.
+    #[arg(
+        long,
+        value_name = "R",
+        env = "AGENTFINDER_SEMANTIC_RATIO",
+        default_value_t = DEFAULT_SEMANTIC_RATIO
+    )]
     pub semantic_ratio: f32,
     /// Keyword search only, even when the index has an embedder.
     #[arg(long)]
@@ -146,9 +154,15 @@ pub struct EvalArgs {
     /// Index to search [default: the loaded one, else hf_skills].
     #[arg(long)]
     pub index: Option<String>,
-    /// Semantic ratio of the hybrid runs.
-    #[arg(long, value_name = "R", default_value_t = DEFAULT_SEMANTIC_RATIO)]
-    pub semantic_ratio: f32,
+    /// Semantic ratios of the hybrid runs, comma-separated (each from 0 to
+    /// 1); several compare them and name the best, e.g. 0.25,0.5,0.75,1.
+    #[arg(
+        long,
+        value_name = "R,...",
+        value_delimiter = ',',
+        default_value = "0.5"
+    )]
+    pub semantic_ratio: Vec<f32>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -267,6 +281,7 @@ fn index_name(explicit: Option<String>, state: &std::path::Path) -> String {
 }
 
 async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
+    check_ratio(args.semantic_ratio)?;
     let config = args.meili.config().ok_or_else(|| {
         CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
     })?;
@@ -308,7 +323,22 @@ async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
     Ok(0)
 }
 
+/// A semantic ratio is from 0 to 1 (Meilisearch refuses others).
+fn check_ratio(ratio: f32) -> Result<(), CommandFailure> {
+    if (0.0..=1.0).contains(&ratio) {
+        Ok(())
+    } else {
+        Err(CommandFailure::new(
+            exit::USAGE,
+            format!("--semantic-ratio {ratio}: a ratio is from 0 to 1"),
+        ))
+    }
+}
+
 async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
+    for &ratio in &args.semantic_ratio {
+        check_ratio(ratio)?;
+    }
     let config = args.meili.config().ok_or_else(|| {
         CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
     })?;
@@ -327,7 +357,7 @@ async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
         &config,
         &index,
         "default",
-        args.semantic_ratio,
+        &args.semantic_ratio,
         &file.queries,
     )
     .await
@@ -339,16 +369,28 @@ async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
         );
     } else {
         println!(
-            "{:<8} {:>7} {:>7} {:>7} {:>7} {:>16}",
+            "{:<12} {:>7} {:>7} {:>7} {:>7} {:>16}",
             "mode", "queries", "top-1", "top-3", "MRR", "no-answer score"
         );
-        for (mode, s) in [("keyword", report.keyword), ("hybrid", report.hybrid)] {
+        let rows = std::iter::once(("keyword".to_string(), report.keyword)).chain(
+            report
+                .hybrid
+                .iter()
+                .map(|h| (format!("hybrid {:.2}", h.semantic_ratio), h.scores)),
+        );
+        for (mode, s) in rows {
             println!(
-                "{mode:<8} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3}",
+                "{mode:<12} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3}",
                 s.queries, s.top1, s.top3, s.mrr, s.no_answer_top_score
             );
         }
-        println!("semantic ratio {}; index {index}", report.semantic_ratio);
+        if let (Some(best), true) = (report.best(), report.hybrid.len() > 1) {
+            println!(
+                "best semantic ratio: {} (MRR {:.3}); search with --semantic-ratio or AGENTFINDER_SEMANTIC_RATIO set to it",
+                best.semantic_ratio, best.scores.mrr
+            );
+        }
+        println!("index {index}");
     }
     Ok(0)
 }

@@ -34,55 +34,90 @@ pub struct EvalScores {
     pub no_answer_top_score: f64,
 }
 
-/// Keyword against hybrid.
+/// Scores of hybrid search at one semantic ratio.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HybridScores {
+    /// `semanticRatio` of the runs (0 = keyword only, 1 = vectors only).
+    pub semantic_ratio: f32,
+    /// What it scored.
+    #[serde(flatten)]
+    pub scores: EvalScores,
+}
+
+/// Keyword search against hybrid search at each semantic ratio asked for.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
     /// Keyword search only.
     pub keyword: EvalScores,
-    /// Hybrid search.
-    pub hybrid: EvalScores,
-    /// Semantic ratio used for hybrid search.
-    pub semantic_ratio: f32,
+    /// Hybrid search, one entry per ratio, in the order asked.
+    pub hybrid: Vec<HybridScores>,
 }
 
-/// Runs every query both ways; hits are one per skill, 10 deep.
+impl EvalReport {
+    /// The ratio that ranks best: highest MRR, then top-1, then top-3; a
+    /// tie goes to the lower ratio (less work for the server's embedder).
+    pub fn best(&self) -> Option<&HybridScores> {
+        let key = |h: &HybridScores| (h.scores.mrr, h.scores.top1, h.scores.top3);
+        self.hybrid
+            .iter()
+            .fold(None, |best: Option<&HybridScores>, h| match best {
+                Some(b) if key(b) > key(h) => Some(b),
+                Some(b) if key(b) == key(h) && b.semantic_ratio <= h.semantic_ratio => Some(b),
+                _ => Some(h),
+            })
+    }
+}
+
+/// Runs every query with keyword search, then with hybrid search at each of
+/// `ratios`; hits are one per skill, 10 deep.
 pub async fn evaluate(
     config: &MeiliConfig,
     index: &str,
     embedder: &str,
-    semantic_ratio: f32,
+    ratios: &[f32],
     queries: &[EvalQuery],
 ) -> Result<EvalReport, MeiliError> {
-    let mut modes = Vec::new();
-    for hybrid in [None, Some((embedder.to_string(), semantic_ratio))] {
-        let options = SearchOptions {
-            index: index.to_string(),
-            limit: 10,
-            filter: None,
-            all_sections: false,
-            hybrid,
-        };
-        let mut ranks = Vec::new();
-        let mut no_answer = Vec::new();
-        for q in queries {
-            let results = search_detailed(config, &q.query, &options).await?.results;
-            if q.expect.is_empty() {
-                no_answer.push(results.first().map_or(0.0, |r| r.score));
-            } else {
-                ranks.push(
-                    results
-                        .iter()
-                        .position(|r| q.expect.contains(&r.metadata.skill)),
-                );
-            }
-        }
-        modes.push(scores(&ranks, &no_answer));
+    let keyword = run_queries(config, index, None, queries).await?;
+    let mut hybrid = Vec::new();
+    for &ratio in ratios {
+        let scores =
+            run_queries(config, index, Some((embedder.to_string(), ratio)), queries).await?;
+        hybrid.push(HybridScores {
+            semantic_ratio: ratio,
+            scores,
+        });
     }
-    Ok(EvalReport {
-        keyword: modes[0],
-        hybrid: modes[1],
-        semantic_ratio,
-    })
+    Ok(EvalReport { keyword, hybrid })
+}
+
+async fn run_queries(
+    config: &MeiliConfig,
+    index: &str,
+    hybrid: Option<(String, f32)>,
+    queries: &[EvalQuery],
+) -> Result<EvalScores, MeiliError> {
+    let options = SearchOptions {
+        index: index.to_string(),
+        limit: 10,
+        filter: None,
+        all_sections: false,
+        hybrid,
+    };
+    let mut ranks = Vec::new();
+    let mut no_answer = Vec::new();
+    for q in queries {
+        let results = search_detailed(config, &q.query, &options).await?.results;
+        if q.expect.is_empty() {
+            no_answer.push(results.first().map_or(0.0, |r| r.score));
+        } else {
+            ranks.push(
+                results
+                    .iter()
+                    .position(|r| q.expect.contains(&r.metadata.skill)),
+            );
+        }
+    }
+    Ok(scores(&ranks, &no_answer))
 }
 
 /// Scores from the 0-based rank of the first right answer of each query.
@@ -105,6 +140,40 @@ pub fn scores(ranks: &[Option<usize>], no_answer: &[f64]) -> EvalScores {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hybrid(ratio: f32, mrr: f64, top1: f64) -> HybridScores {
+        HybridScores {
+            semantic_ratio: ratio,
+            scores: EvalScores {
+                mrr,
+                top1,
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_best_ratio_ranks_best_and_ties_go_to_the_lower_ratio() {
+        let report = |hybrid| EvalReport {
+            keyword: EvalScores::default(),
+            hybrid,
+        };
+        let r = report(vec![
+            hybrid(0.25, 0.7, 0.6),
+            hybrid(0.5, 0.9, 0.8),
+            hybrid(0.75, 0.8, 0.9),
+        ]);
+        assert_eq!(r.best().unwrap().semantic_ratio, 0.5);
+        let r = report(vec![
+            hybrid(0.75, 0.9, 0.8),
+            hybrid(0.5, 0.9, 0.8),
+            hybrid(1.0, 0.9, 0.7),
+        ]);
+        assert_eq!(r.best().unwrap().semantic_ratio, 0.5);
+        let r = report(vec![hybrid(0.5, 0.9, 0.7), hybrid(0.75, 0.9, 0.8)]);
+        assert_eq!(r.best().unwrap().semantic_ratio, 0.75);
+        assert!(report(Vec::new()).best().is_none());
+    }
 
     #[test]
     fn hit_rates_and_reciprocal_rank() {
