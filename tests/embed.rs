@@ -10,23 +10,6 @@ use agentfinder_skills::embed::SentenceModel;
 use candle_core::Device;
 use common::*;
 
-fn model_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("AGENTFINDER_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2")
-        });
-    if dir.join("model.safetensors").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: no model in {} (run scripts/fetch-model.sh)",
-            dir.display()
-        );
-        None
-    }
-}
-
 fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/embeddings/reference.json");
     let value = read_json(path);
@@ -98,6 +81,24 @@ fn batching_and_padding_do_not_change_a_vector() {
     }
 }
 
+/// Runs `build --config CONFIG --source SOURCE` (after `extra`) in `work`.
+fn build(
+    work: &std::path::Path,
+    config: &std::path::Path,
+    source: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec!["build"];
+    args.extend_from_slice(extra);
+    args.extend([
+        "--config",
+        config.to_str().unwrap(),
+        "--source",
+        source.to_str().unwrap(),
+    ]);
+    run(work, &args)
+}
+
 fn config_with_model(dir: &std::path::Path, work: &std::path::Path) -> PathBuf {
     let path = work.join("embed.toml");
     std::fs::write(
@@ -131,30 +132,15 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
     repo.commit("one");
     let work = tempfile::tempdir().unwrap();
     let config = config_with_model(&dir, work.path());
-    let source = repo.path().to_str().unwrap().to_string();
-    let source = source.as_str();
-    let args = |extra: &[&str]| {
-        let mut all = vec![
-            "build",
-            "--config",
-            config.to_str().unwrap(),
-            "--source",
-            source,
-        ];
-        all.extend_from_slice(extra);
-        all.into_iter().map(String::from).collect::<Vec<_>>()
-    };
-    let run_args = |a: Vec<String>| {
-        run(
-            work.path(),
-            &a.iter().map(String::as_str).collect::<Vec<_>>(),
-        )
+    // Builds the repository as it is now; returns the summary's vectors field.
+    let vectors = |repo: &GitRepo| {
+        let out = build(work.path(), &config, repo.path(), &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        (field(&stdout(&out), "vectors"), stderr(&out))
     };
 
-    let out = run_args(args(&[]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let vectors = field(&stdout(&out), "vectors");
-    assert!(vectors.starts_with("5+0cached("), "{}", stdout(&out));
+    let (embedded, _) = vectors(&repo);
+    assert!(embedded.starts_with("5+0cached("), "{embedded}");
     let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
     for doc in &docs {
         let default = &doc["_vectors"]["default"];
@@ -183,10 +169,8 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
         ),
     );
     repo.commit("two");
-    let out = run_args(args(&[]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let vectors = field(&stdout(&out), "vectors");
-    assert!(vectors.starts_with("1+4cached("), "{}", stdout(&out));
+    let (embedded, _) = vectors(&repo);
+    assert!(embedded.starts_with("1+4cached("), "{embedded}");
 
     // A job on an empty disk: the vectors come back from the store's shared cache.
     std::fs::remove_dir_all(work.path().join("vector-cache")).unwrap();
@@ -199,29 +183,16 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
         ),
     );
     repo.commit("three");
-    let out = run_args(args(&[]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let vectors = field(&stdout(&out), "vectors");
-    assert!(vectors.starts_with("1+4cached("), "{}", stdout(&out));
+    let (embedded, log) = vectors(&repo);
+    assert!(embedded.starts_with("1+4cached("), "{embedded}");
     assert!(
-        stderr(&out).contains("pulled 2 shared cache segments (6 new vectors)"),
-        "{}",
-        stderr(&out)
+        log.contains("pulled 2 shared cache segments (6 new vectors)"),
+        "{log}"
     );
 
     // --no-embed: no vectors, and the manifest says so.
     let plain = tempfile::tempdir().unwrap();
-    let out = run(
-        plain.path(),
-        &[
-            "build",
-            "--no-embed",
-            "--config",
-            config.to_str().unwrap(),
-            "--source",
-            source,
-        ],
-    );
+    let out = build(plain.path(), &config, repo.path(), &["--no-embed"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let manifest = read_json(plain.path().join("artifacts/latest/manifest.json"));
     assert!(manifest["embedder"].is_null());
@@ -242,16 +213,7 @@ fn a_required_model_that_is_missing_fails_clearly() {
         "[embed]\nrequired = true\nmodel_dir = \"/no/such/model\"\n",
     )
     .unwrap();
-    let out = run(
-        work.path(),
-        &[
-            "build",
-            "--config",
-            config.to_str().unwrap(),
-            "--source",
-            repo.path().to_str().unwrap(),
-        ],
-    );
+    let out = build(work.path(), &config, repo.path(), &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("/no/such/model") && stderr(&out).contains("--no-embed"),
@@ -260,31 +222,12 @@ fn a_required_model_that_is_missing_fails_clearly() {
     );
     // --require-embed asks the same of a configuration that does not.
     std::fs::write(&config, "[embed]\nmodel_dir = \"/no/such/model\"\n").unwrap();
-    let out = run(
-        work.path(),
-        &[
-            "build",
-            "--require-embed",
-            "--config",
-            config.to_str().unwrap(),
-            "--source",
-            repo.path().to_str().unwrap(),
-        ],
-    );
+    let out = build(work.path(), &config, repo.path(), &["--require-embed"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("/no/such/model"), "{}", stderr(&out));
     // Not required: the build goes on without vectors and says so.
     std::fs::write(&config, "[embed]\nmodel_dir = \"/no/such/model\"\n").unwrap();
-    let out = run(
-        work.path(),
-        &[
-            "build",
-            "--config",
-            config.to_str().unwrap(),
-            "--source",
-            repo.path().to_str().unwrap(),
-        ],
-    );
+    let out = build(work.path(), &config, repo.path(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("building without vectors"),
@@ -304,22 +247,12 @@ fn vectors_cut_at_another_window_are_not_reused() {
     repo.commit("one");
     let work = tempfile::tempdir().unwrap();
     let config = config_with_model(&dir, work.path());
-    let source = repo.path().to_str().unwrap().to_string();
-    let build = |config: &std::path::Path| {
-        let out = run(
-            work.path(),
-            &[
-                "build",
-                "--config",
-                config.to_str().unwrap(),
-                "--source",
-                &source,
-            ],
-        );
+    let vectors = |repo: &GitRepo, config: &std::path::Path| {
+        let out = build(work.path(), config, repo.path(), &[]);
         assert!(out.status.success(), "{}", stderr(&out));
         field(&stdout(&out), "vectors")
     };
-    assert!(build(&config).starts_with("2+0cached"));
+    assert!(vectors(&repo, &config).starts_with("2+0cached"));
 
     // Same texts, a new commit, a shorter window: every vector is computed anew.
     repo.write("README.md", "not a skill\n");
@@ -327,7 +260,7 @@ fn vectors_cut_at_another_window_are_not_reused() {
     let short = work.path().join("short.toml");
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&short, format!("{text}max_tokens = 8\n")).unwrap();
-    assert!(build(&short).starts_with("2+0cached"));
+    assert!(vectors(&repo, &short).starts_with("2+0cached"));
 }
 
 #[test]
@@ -344,16 +277,7 @@ fn a_gpu_asked_of_a_cpu_build_fails_clearly() {
     let config = config_with_model(&dir, work.path());
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, format!("{text}device = \"cuda\"\n")).unwrap();
-    let out = run(
-        work.path(),
-        &[
-            "build",
-            "--config",
-            config.to_str().unwrap(),
-            "--source",
-            repo.path().to_str().unwrap(),
-        ],
-    );
+    let out = build(work.path(), &config, repo.path(), &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("built without the `cuda` feature"),
@@ -362,16 +286,7 @@ fn a_gpu_asked_of_a_cpu_build_fails_clearly() {
     );
     // "auto" runs on the CPU.
     std::fs::write(&config, format!("{text}device = \"auto\"\n")).unwrap();
-    let out = run(
-        work.path(),
-        &[
-            "build",
-            "--config",
-            config.to_str().unwrap(),
-            "--source",
-            repo.path().to_str().unwrap(),
-        ],
-    );
+    let out = build(work.path(), &config, repo.path(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(field(&stdout(&out), "vectors").starts_with("2+0cached"));
 }

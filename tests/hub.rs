@@ -19,23 +19,6 @@ const REVISION: &str = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
 /// A marker token: sent to the Hub, never printed.
 const TOKEN: &str = "hf_markerSECRETtoken123";
 
-fn model_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("AGENTFINDER_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2")
-        });
-    if dir.join("model.safetensors").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: no model in {} (run scripts/fetch-model.sh)",
-            dir.display()
-        );
-        None
-    }
-}
-
 /// Serves the files of `dir` as the Hub serves a model repository.
 struct HubMirror {
     dir: PathBuf,

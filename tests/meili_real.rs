@@ -76,15 +76,7 @@ impl Fixture {
     /// A fixture built with vectors (the model from scripts/fetch-model.sh),
     /// or `None`, saying why, without the model.
     fn with_vectors() -> Option<Self> {
-        let model = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join(".cache/models/all-MiniLM-L6-v2");
-        if !model.join("model.safetensors").is_file() {
-            eprintln!(
-                "skipped: no model in {} (run scripts/fetch-model.sh)",
-                model.display()
-            );
-            return None;
-        }
+        let model = model_dir()?;
         let fx = Self::new();
         let toml = fx.work.path().join("pipeline.toml");
         let mut text = std::fs::read_to_string(&toml).unwrap();

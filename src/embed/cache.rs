@@ -100,6 +100,11 @@ impl VectorCache {
         &self.path
     }
 
+    /// The folder of the cache file.
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
     /// Size of one record in bytes.
     pub fn record_size(&self) -> usize {
         record_size(self.dimensions)

@@ -132,6 +132,29 @@ fn locked<T>(shared: &Mutex<T>) -> Result<MutexGuard<'_, T>, ShareError> {
     })
 }
 
+/// What pull and push need to know of the local cache, read under its lock
+/// (with new vectors written first).
+struct Facts {
+    prefix: StorePath,
+    state_file: PathBuf,
+    dir: PathBuf,
+    record: u64,
+    file_len: u64,
+}
+
+fn facts<T: AsMut<VectorCache>>(shared: &Mutex<T>) -> Result<Facts, ShareError> {
+    let mut guard = locked(shared)?;
+    let cache = guard.as_mut();
+    cache.flush().map_err(|e| local_error(cache.path(), e))?;
+    Ok(Facts {
+        prefix: prefix_of(cache),
+        state_file: state_path(cache),
+        dir: cache.dir().to_path_buf(),
+        record: cache.record_size() as u64,
+        file_len: cache.file_len(),
+    })
+}
+
 /// Segments in the store, by name, with their sizes.
 async fn list(store: &Store, prefix: &StorePath) -> Result<Vec<(String, u64)>, ShareError> {
     let listed: Vec<object_store::ObjectMeta> = store
@@ -156,17 +179,13 @@ pub async fn pull<T: AsMut<VectorCache>>(
     store: &Store,
     shared: &Mutex<T>,
 ) -> Result<Pulled, ShareError> {
-    let (prefix, state_file, dir, record, file_len) = {
-        let mut guard = locked(shared)?;
-        let cache = guard.as_mut();
-        let dir = cache
-            .path()
-            .parent()
-            .unwrap_or(Path::new("."))
-            .to_path_buf();
-        let (record, len) = (cache.record_size() as u64, cache.file_len());
-        (prefix_of(cache), state_path(cache), dir, record, len)
-    };
+    let Facts {
+        prefix,
+        state_file,
+        dir,
+        record,
+        file_len,
+    } = facts(shared)?;
     crate::staging::remove_stale(&dir, &[SEGMENT_STAGING, ".tmp"]);
     let mut state = load_state(&state_file, file_len);
     let mut pulled = Pulled::default();
@@ -236,13 +255,13 @@ pub async fn push<T: AsMut<VectorCache>>(
     store: &Store,
     shared: &Mutex<T>,
 ) -> Result<Pushed, ShareError> {
-    let (prefix, state_file, record, file_len) = {
-        let mut guard = locked(shared)?;
-        let cache = guard.as_mut();
-        cache.flush().map_err(|e| local_error(cache.path(), e))?;
-        let (record, len) = (cache.record_size() as u64, cache.file_len());
-        (prefix_of(cache), state_path(cache), record, len)
-    };
+    let Facts {
+        prefix,
+        state_file,
+        record,
+        file_len,
+        ..
+    } = facts(shared)?;
     let mut state = load_state(&state_file, file_len);
     let mut pushed = Pushed::default();
     if file_len <= state.shared_bytes {
@@ -288,13 +307,10 @@ async fn upload_range<T: AsMut<VectorCache>>(
     let staged = {
         let mut guard = locked(shared)?;
         let cache = guard.as_mut();
-        let dir = cache
-            .path()
-            .parent()
-            .unwrap_or(Path::new("."))
-            .to_path_buf();
+        let dir = cache.dir().to_path_buf();
         let stage = || -> std::io::Result<crate::staging::StagedFile> {
-            let mut file = HashingFile::create(&dir, &format!(".segment-{}", std::process::id()))?;
+            let mut file =
+                HashingFile::create(&dir, &format!("{SEGMENT_STAGING}{}", std::process::id()))?;
             cache.copy_range(from, to, &mut file)?;
             file.finish()
         };

@@ -78,6 +78,25 @@ pub fn binary() -> Command {
     command
 }
 
+/// The all-MiniLM-L6-v2 files scripts/fetch-model.sh unpacks (or
+/// `$AGENTFINDER_MODEL_DIR`), or `None`, saying why, when they are absent.
+pub fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("AGENTFINDER_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2")
+        });
+    if dir.join("model.safetensors").is_file() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: no model in {} (run scripts/fetch-model.sh)",
+            dir.display()
+        );
+        None
+    }
+}
+
 /// Runs the binary in `cwd` (no pipeline.toml there, so defaults apply).
 pub fn run(cwd: &Path, args: &[&str]) -> Output {
     binary()
