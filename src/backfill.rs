@@ -232,6 +232,7 @@ pub async fn backfill(
                 }
             }
             cache.advance();
+            run.share_vectors_if_due(store, reporter).await;
         }
         let (hits, misses) = cache.stats();
         progress.tick(&summary, hits + misses);

@@ -88,6 +88,9 @@ pub struct EmbedConfig {
     /// Also keep the cache in the artifact store (`cache/embeddings/`), so a
     /// job that starts on an empty disk reuses earlier builds' vectors.
     pub share_cache: bool,
+    /// A long run (a backfill) shares its new vectors at least this often,
+    /// in seconds, so a job killed midway keeps most of its work.
+    pub share_every_seconds: u64,
     /// Longest input in tokens.
     pub max_tokens: usize,
     /// Texts per forward pass.
@@ -107,6 +110,7 @@ impl Default for EmbedConfig {
             download: true,
             cache_dir: ".cache/embeddings".into(),
             share_cache: true,
+            share_every_seconds: 600,
             max_tokens: 256,
             batch_size: 8,
             device: EmbedDevice::Auto,

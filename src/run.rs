@@ -26,7 +26,11 @@ struct EmbedSlot {
     settings: Option<EmbedSettings>,
     required: bool,
     share_cache: bool,
+    /// How often a long run shares its new vectors.
+    share_every: std::time::Duration,
     loaded: tokio::sync::OnceCell<Option<SharedEmbedder>>,
+    /// When the vectors were last shared (or the run started).
+    shared_at: std::sync::Mutex<std::time::Instant>,
 }
 
 impl RunContext {
@@ -38,7 +42,9 @@ impl RunContext {
                 settings: config.embed_settings(),
                 required: config.embed.required,
                 share_cache: config.embed.share_cache,
+                share_every: std::time::Duration::from_secs(config.embed.share_every_seconds),
                 loaded: tokio::sync::OnceCell::new(),
+                shared_at: std::sync::Mutex::new(std::time::Instant::now()),
             }),
         }
     }
@@ -81,6 +87,19 @@ impl RunContext {
         Ok(loaded.clone())
     }
 
+    /// Shares the vectors when `[embed].share_every_seconds` have passed
+    /// since they last were (or the run started).
+    pub async fn share_vectors_if_due(&self, store: &Store, reporter: &Reporter) {
+        let due = self
+            .embed
+            .shared_at
+            .lock()
+            .is_ok_and(|at| at.elapsed() >= self.embed.share_every);
+        if due {
+            self.share_vectors(store, reporter).await;
+        }
+    }
+
     /// Shares the vectors this run embedded through the store (when the
     /// embedder was loaded and sharing is on). Never fails the run: a
     /// failure is a warning, and the vectors stay in the local cache.
@@ -90,6 +109,9 @@ impl RunContext {
         };
         if !self.embed.share_cache {
             return;
+        }
+        if let Ok(mut at) = self.embed.shared_at.lock() {
+            *at = std::time::Instant::now();
         }
         match share::push(store, embedder).await {
             Ok(pushed) if pushed.vectors > 0 || pushed.merged > 0 => reporter.info(

@@ -290,3 +290,43 @@ fn a_gpu_asked_of_a_cpu_build_fails_clearly() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(field(&stdout(&out), "vectors").starts_with("2+0cached"));
 }
+
+#[test]
+fn a_long_backfill_shares_its_vectors_as_it_goes() {
+    let Some(dir) = model_dir() else { return };
+    let mut repo = GitRepo::new();
+    for name in ["gif", "pdf", "xlsx"] {
+        repo.write(
+            &format!("s/{name}/SKILL.md"),
+            skill(
+                name,
+                &format!("Work with {name} files"),
+                "# Use\n\nDo it.\n",
+            ),
+        );
+        repo.commit(name);
+    }
+    let segments = |interval: u64| {
+        let work = tempfile::tempdir().unwrap();
+        let config = config_with_model(&dir, work.path());
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, format!("{text}share_every_seconds = {interval}\n")).unwrap();
+        let out = run(
+            work.path(),
+            &[
+                "backfill",
+                "--config",
+                config.to_str().unwrap(),
+                "--source",
+                repo.path().to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let cache = work.path().join("artifacts/cache/embeddings");
+        let model = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap();
+        std::fs::read_dir(model.path()).unwrap().count()
+    };
+    // Each commit embeds one new skill: shared after each, or once at the end.
+    assert_eq!(segments(0), 3);
+    assert_eq!(segments(600), 1);
+}
