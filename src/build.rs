@@ -221,17 +221,23 @@ pub async fn build(
     );
 
     let run = RunContext::new(&request.config, ParseCache::disabled());
-    let built = build_commit(&request, snapshot, store, reporter, run.clone()).await;
-    run.share_vectors(store, reporter).await;
-    let mut summary = built?;
-    summary.store = store.display.clone();
-    if request.promote {
-        let policy = PromotePolicy {
-            force: request.force,
-            max_shrink_ratio: request.config.promote.max_shrink_ratio,
-        };
-        summary.promotion = Some(promote(store, &commit, policy).await?);
+    let outcome: Result<BuildSummary, BuildError> = async {
+        let mut summary = build_commit(&request, snapshot, store, reporter, run.clone()).await?;
+        summary.store = store.display.clone();
+        if request.promote {
+            let policy = PromotePolicy {
+                force: request.force,
+                max_shrink_ratio: request.config.promote.max_shrink_ratio,
+            };
+            summary.promotion = Some(promote(store, &commit, policy).await?);
+        }
+        Ok(summary)
     }
+    .await;
+    // After promotion, so sharing never delays latest/; after a failure too,
+    // so what was embedded is kept.
+    run.share_vectors(store, reporter).await;
+    let mut summary = outcome?;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
 }

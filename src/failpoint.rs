@@ -29,3 +29,12 @@ pub const FAILPOINTS: [&str; 11] = [
     "promote-after-manifest.json",
     "promote-after-latest-success",
 ];
+
+/// Fail points in sharing the vector cache through the store: after a new
+/// segment is uploaded, after a merged segment is uploaded, and after the
+/// first merged-away segment is deleted.
+pub const SHARE_FAILPOINTS: [&str; 3] = [
+    "share-after-segment",
+    "share-after-merge",
+    "share-after-first-delete",
+];

@@ -330,3 +330,70 @@ fn a_long_backfill_shares_its_vectors_as_it_goes() {
     assert_eq!(segments(0), 3);
     assert_eq!(segments(600), 1);
 }
+
+/// A run killed at any point of sharing the vector cache loses no vector
+/// that was shared: the artifacts it built stay complete, and a later job on
+/// an empty disk embeds only new text. Sharing after every commit, 17
+/// commits pass the 16-segment mark, so the merge and its deletes run too.
+#[test]
+fn a_crash_while_sharing_the_vector_cache_loses_nothing() {
+    use agentfinder_skills::embed::share::MAX_SEGMENTS;
+    use agentfinder_skills::failpoint::{FAILPOINT_ENV, SHARE_FAILPOINTS};
+
+    let Some(dir) = model_dir() else { return };
+    let commits = MAX_SEGMENTS + 1;
+    for point in SHARE_FAILPOINTS {
+        let mut repo = GitRepo::new();
+        for i in 0..commits {
+            let name = format!("skill-{i}");
+            repo.write(
+                &format!("s/{name}/SKILL.md"),
+                skill(&name, &format!("Skill number {i}"), "# Use\n\nDo it.\n"),
+            );
+            repo.commit(&name);
+        }
+        let work = tempfile::tempdir().unwrap();
+        let config = config_with_model(&dir, work.path());
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, format!("{text}share_every_seconds = 0\n")).unwrap();
+        let backfill = |failpoint: Option<&str>| {
+            let mut command = binary();
+            command.current_dir(work.path()).args([
+                "backfill",
+                "--config",
+                config.to_str().unwrap(),
+                "--source",
+                repo.path().to_str().unwrap(),
+            ]);
+            match failpoint {
+                Some(point) => command.env(FAILPOINT_ENV, point),
+                None => command.env_remove(FAILPOINT_ENV),
+            };
+            command.output().unwrap()
+        };
+
+        let killed = backfill(Some(point));
+        assert_eq!(killed.status.code(), None, "{point}: {}", stderr(&killed));
+        // Every artifact it wrote is complete; the next run finishes the rest.
+        let finished = backfill(None);
+        assert!(finished.status.success(), "{point}: {}", stderr(&finished));
+        for line in std::fs::read_dir(work.path().join("artifacts/commits")).unwrap() {
+            let commit = line.unwrap().file_name().to_string_lossy().to_string();
+            let out = run(work.path(), &["verify", "--commit", &commit]);
+            assert!(out.status.success(), "{point}: {}", stderr(&out));
+        }
+
+        // An empty disk, one more skill: only its two texts are embedded.
+        std::fs::remove_dir_all(work.path().join("vector-cache")).unwrap();
+        repo.write(
+            "s/last/SKILL.md",
+            skill("last", "The last skill", "# Use\n\nDo it.\n"),
+        );
+        repo.commit("last");
+        let out = build(work.path(), &config, repo.path(), &[]);
+        assert!(out.status.success(), "{point}: {}", stderr(&out));
+        let vectors = field(&stdout(&out), "vectors");
+        let expected = format!("2+{}cached(", 2 * commits);
+        assert!(vectors.starts_with(&expected), "{point}: {vectors}");
+    }
+}

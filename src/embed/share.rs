@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use agentfinder_skills_reader::store::{redact_text, Store};
 
 use super::VectorCache;
+use crate::failpoint::failpoint;
 use crate::staging::HashingFile;
 use crate::write::{put_content_at, Content};
 
@@ -268,6 +269,7 @@ pub async fn push<T: AsMut<VectorCache>>(
         return Ok(pushed);
     }
     let name = upload_range(store, shared, &prefix, state.shared_bytes, file_len).await?;
+    failpoint("share-after-segment");
     pushed.vectors = (file_len - state.shared_bytes) / record;
     state.segments.insert(name);
     state.shared_bytes = file_len;
@@ -280,6 +282,7 @@ pub async fn push<T: AsMut<VectorCache>>(
     // The local file holds every record of the segments this machine
     // absorbed or shared: one upload of it replaces them all.
     let merged = upload_range(store, shared, &prefix, 0, file_len).await?;
+    failpoint("share-after-merge");
     for (name, _) in listed {
         if name != merged && state.segments.contains(&name) {
             let path = prefix.clone().join(name.as_str());
@@ -289,6 +292,7 @@ pub async fn push<T: AsMut<VectorCache>>(
             }
             state.segments.remove(&name);
             pushed.merged += 1;
+            failpoint("share-after-first-delete");
         }
     }
     state.segments.insert(merged);
