@@ -110,6 +110,10 @@ pub struct BackfillSummary {
     pub parsed: u64,
     /// Skill files reused from an earlier commit of this run.
     pub reused: u64,
+    /// Texts embedded by the model in this run.
+    pub embedded: u64,
+    /// Vectors reused from the cache in this run.
+    pub cached: u64,
     /// Promotion outcome with `--promote-newest`.
     pub promotion: Option<(String, Promotion)>,
     /// Wall time.
@@ -135,6 +139,8 @@ impl BackfillSummary {
             "documents": self.documents,
             "parsed": self.parsed,
             "reused": self.reused,
+            "vectors_embedded": self.embedded,
+            "vectors_cached": self.cached,
             "latest": latest,
             "latest_commit": latest_commit,
             "store": store,
@@ -151,7 +157,7 @@ impl BackfillSummary {
             Some((commit, Promotion::Promoted { .. })) => format!("promoted:{commit}"),
         };
         format!(
-            "backfill: shard={shard} commits={} built={} already={} failed={} documents={} parsed={} reused={} latest={latest} store={store} seconds={:.2}",
+            "backfill: shard={shard} commits={} built={} already={} failed={} documents={} parsed={} reused={} vectors={}+{}cached latest={latest} store={store} seconds={:.2}",
             self.selected,
             self.built,
             self.already,
@@ -159,6 +165,8 @@ impl BackfillSummary {
             self.documents,
             self.parsed,
             self.reused,
+            self.embedded,
+            self.cached,
             self.seconds
         )
     }
@@ -221,6 +229,8 @@ pub async fn backfill(
                         BuildStatus::AlreadyBuilt => summary.already += 1,
                     }
                     summary.documents += built.documents;
+                    summary.embedded += built.embedded;
+                    summary.cached += built.cached;
                 }
                 Err(BuildError::Validation(reason)) => {
                     reporter.warn("backfill", format!("{commit}: {reason}"));

@@ -322,6 +322,13 @@ fn a_long_backfill_shares_its_vectors_as_it_goes() {
             ],
         );
         assert!(out.status.success(), "{}", stderr(&out));
+        // Each commit embeds its new skill's two texts and reuses the rest.
+        assert_eq!(
+            field(&stdout(&out), "vectors"),
+            "6+6cached",
+            "{}",
+            stdout(&out)
+        );
         let cache = work.path().join("artifacts/cache/embeddings");
         let model = std::fs::read_dir(&cache).unwrap().next().unwrap().unwrap();
         std::fs::read_dir(model.path()).unwrap().count()
