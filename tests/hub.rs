@@ -225,3 +225,26 @@ async fn fetch_model_lays_out_a_hub_cache_entry_that_resolves_offline() {
         stdout(&out)
     );
 }
+
+/// hf-hub panics on a redirect without a Location; that must be a clear
+/// error naming the file, not a crashed build.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_malformed_hub_answer_is_an_error_not_a_crash() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(302)
+                .insert_header("etag", "\"abc\"")
+                .insert_header("x-repo-commit", REVISION),
+        )
+        .mount(&server)
+        .await;
+    let work = tempfile::tempdir().unwrap();
+    let out = build(work.path(), &work.path().join("hub"), &server.uri(), false).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("config.json") && stderr(&out).contains("hf-hub panicked"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -97,7 +97,11 @@ pub fn download(hub: &Path, model: &str, revision: &str) -> Result<PathBuf, HubE
     ));
     let mut folder = None;
     for file in MODEL_FILES {
-        let path = repo.get(file).map_err(|e| error(file, e.to_string()))?;
+        // hf-hub panics on some malformed answers (a redirect without a
+        // Location); a mirror's bad answer must be an error, not a crash.
+        let fetched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| repo.get(file)))
+            .map_err(|_| error(file, "hf-hub panicked on the Hub's answer".to_string()))?;
+        let path = fetched.map_err(|e| error(file, e.to_string()))?;
         check_blob(&path).map_err(|message| error(file, message))?;
         folder = path.parent().map(Path::to_path_buf);
     }
