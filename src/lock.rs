@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use object_store::path::Path;
-use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
+use object_store::{ObjectStoreExt, PutMode, UpdateVersion};
 use serde::{Deserialize, Serialize};
 
 use agentfinder_skills_reader::store::{redact_text, Store};
@@ -201,15 +201,7 @@ async fn put(
     mode: PutMode,
 ) -> Result<(), object_store::Error> {
     let bytes = Bytes::from(serde_json::to_vec(record).unwrap_or_default());
-    let options = PutOptions {
-        mode,
-        ..Default::default()
-    };
-    store
-        .inner
-        .put_opts(path, PutPayload::from(bytes), options)
-        .await
-        .map(|_| ())
+    crate::write::put_raw(store, path, bytes, mode).await
 }
 
 impl LockRecord {

@@ -196,6 +196,19 @@ pub async fn put_at(
     bytes: Bytes,
     mode: PutMode,
 ) -> Result<(), WriteError> {
+    put_raw(store, path, bytes, mode)
+        .await
+        .map_err(|e| WriteError::from_store(store, path, e))
+}
+
+/// Puts the object `path`, returning the store's own error (for callers
+/// that tell its kinds apart, like the lock's create and update races).
+pub async fn put_raw(
+    store: &Store,
+    path: &object_store::path::Path,
+    bytes: Bytes,
+    mode: PutMode,
+) -> Result<(), object_store::Error> {
     let options = PutOptions {
         mode,
         ..Default::default()
@@ -205,7 +218,6 @@ pub async fn put_at(
         .put_opts(path, PutPayload::from(bytes), options)
         .await
         .map(|_| ())
-        .map_err(|e| WriteError::from_store(store, path, e))
 }
 
 /// Files larger than this are uploaded in parts, streamed from disk.
