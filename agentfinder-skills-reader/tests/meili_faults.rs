@@ -365,12 +365,7 @@ async fn an_up_to_date_index_is_a_no_op() {
         .await
         .unwrap();
     // Now the live index holds the 4 documents.
-    Mock::given(method("GET"))
-        .and(path("/indexes/hf_skills/stats"))
-        .respond_with(stats(4))
-        .with_priority(1)
-        .mount(&server)
-        .await;
+    answer_stats(&server, stats(4)).await;
     let report = sync(&setup.store, &config(&server), &setup.options)
         .await
         .unwrap();
@@ -385,12 +380,7 @@ async fn an_up_to_date_index_is_a_no_op() {
 #[tokio::test]
 async fn a_missing_live_index_is_created_before_the_swap() {
     let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
-    Mock::given(method("GET"))
-        .and(path("/indexes/hf_skills/stats"))
-        .respond_with(not_found())
-        .with_priority(1)
-        .mount(&server)
-        .await;
+    answer_stats(&server, not_found()).await;
     let setup = artifact();
     let report = sync(&setup.store, &config(&server), &setup.options)
         .await
@@ -431,12 +421,7 @@ async fn health_reports_each_state_with_its_exit_code() {
     sync(&setup.store, &config(&server), &setup.options)
         .await
         .unwrap();
-    Mock::given(method("GET"))
-        .and(path("/indexes/hf_skills/stats"))
-        .respond_with(stats(4))
-        .with_priority(1)
-        .mount(&server)
-        .await;
+    answer_stats(&server, stats(4)).await;
     let report = health(Some(&config(&server)), Some(&setup.store), INDEX, &state).await;
     assert_eq!(
         (report.loaded, report.stale, report.exit_code()),
@@ -525,4 +510,14 @@ async fn hybrid_search_falls_back_to_keywords_when_the_index_has_no_embedder() {
         bodies[0]
     );
     assert!(!bodies[1].contains("hybrid"));
+}
+
+/// Makes the live index's stats route answer `response` (over the default).
+async fn answer_stats(server: &MockServer, response: ResponseTemplate) {
+    Mock::given(method("GET"))
+        .and(path("/indexes/hf_skills/stats"))
+        .respond_with(response)
+        .with_priority(1)
+        .mount(server)
+        .await;
 }
