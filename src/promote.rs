@@ -14,7 +14,7 @@ use agentfinder_skills_reader::contract::FileDigest;
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, MANIFEST_FILE, SUCCESS_FILE,
 };
-use agentfinder_skills_reader::store::{redact_text, Store};
+use agentfinder_skills_reader::store::Store;
 use futures::StreamExt;
 use object_store::{ObjectStoreExt, WriteMultipart};
 use sha2::{Digest, Sha256};
@@ -153,12 +153,7 @@ async fn copy_verified(
     expected: &FileDigest,
 ) -> Result<(), PromoteError> {
     let source = from.file(name);
-    let read_error = |message: String| {
-        PromoteError::Read(ReadError::Store {
-            path: source.to_string(),
-            message: redact_text(&message),
-        })
-    };
+    let read_error = |message: String| PromoteError::Read(ReadError::store(&source, &message));
     let corrupt = |actual: FileDigest| {
         PromoteError::Read(ReadError::Invalid {
             location: from.to_string(),

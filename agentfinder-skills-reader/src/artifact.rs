@@ -61,6 +61,15 @@ pub enum ReadError {
 }
 
 impl ReadError {
+    /// A store failure on `path`, its message redacted (it may quote a URL
+    /// with credentials).
+    pub fn store(path: &impl std::fmt::Display, message: &impl std::fmt::Display) -> Self {
+        Self::Store {
+            path: path.to_string(),
+            message: redact_text(&message.to_string()),
+        }
+    }
+
     /// Whether retrying later may succeed (a promotion may be in progress).
     pub fn is_transient(&self) -> bool {
         matches!(self, Self::NotFound { .. } | Self::InProgress { .. })
@@ -310,10 +319,7 @@ pub async fn get_optional(
     store: &Store,
     path: &object_store::path::Path,
 ) -> Result<Option<Bytes>, ReadError> {
-    let store_error = |e: object_store::Error| ReadError::Store {
-        path: path.to_string(),
-        message: redact_text(&e.to_string()),
-    };
+    let store_error = |e: object_store::Error| ReadError::store(&path, &e);
     match store.inner.get(path).await {
         Ok(result) => Ok(Some(result.bytes().await.map_err(store_error)?)),
         Err(object_store::Error::NotFound { .. }) => Ok(None),

@@ -20,7 +20,7 @@ use crate::contract::{
     is_valid_document_id, ArtifactLocation, Document, Manifest, SuccessMarker, DOCUMENTS_FILE,
     KIND_SKILL,
 };
-use crate::store::{redact_text, Store};
+use crate::store::Store;
 
 /// A streamed read failed, or the consumer did.
 #[derive(Debug)]
@@ -46,12 +46,7 @@ where
     Fut: Future<Output = Result<(), E>>,
 {
     let path = location.file(DOCUMENTS_FILE);
-    let read = |message: String| {
-        StreamError::Read(ReadError::Store {
-            path: path.to_string(),
-            message: redact_text(&message),
-        })
-    };
+    let read = |message: String| StreamError::Read(ReadError::store(&path, &message));
     let in_progress = |reason: String| {
         StreamError::Read(ReadError::InProgress {
             location: location.to_string(),
