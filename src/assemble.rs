@@ -7,8 +7,8 @@ use std::io::Write;
 use serde_json::json;
 
 use agentfinder_skills_reader::contract::{
-    BuildWarning, BuilderInfo, ChunkingInfo, Document, EmbedderInfo, Manifest, MeilisearchConfig,
-    SkippedFile, CATALOG_FILE, DOCUMENTS_FILE, KIND_SKILL, SCHEMA_VERSION,
+    BuilderInfo, ChunkingInfo, Document, EmbedderInfo, Manifest, MeilisearchConfig, SkippedFile,
+    CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE, KIND_SKILL, SCHEMA_VERSION,
 };
 
 use crate::catalog::{catalog_entry, catalog_head, CatalogHost};
@@ -17,8 +17,10 @@ use crate::diagnostics::Finding;
 use crate::document::{skill_documents, BuildContext, SkillInput};
 use crate::embed::{EmbedError, Embedder};
 use crate::extract::Extracted;
+use crate::findings::{FindingsLog, FindingsSummary};
 use crate::marketplace::Marketplace;
-use crate::validate::{check_skill, duplicate_names, DocumentChecker, DocumentError};
+use crate::validate::{check_skill, DocumentChecker, DocumentError};
+use crate::variant::build_digest;
 use crate::walk::skill_folder;
 
 /// Everything known about the version being built.
@@ -51,10 +53,8 @@ pub enum AssembleError {
 pub struct Assembled {
     /// The manifest, without file digests yet.
     pub manifest: Manifest,
-    /// Findings per file, in path order.
-    pub warnings: Vec<(String, Finding)>,
-    /// Skipped files with reasons.
-    pub skipped: Vec<SkippedFile>,
+    /// Counts and examples of the warnings and skips (all are in the findings file).
+    pub findings: FindingsSummary,
     /// Vectors computed by the model, and found in the cache.
     pub embedded: u64,
     /// Vectors found in the cache.
@@ -63,8 +63,19 @@ pub struct Assembled {
     pub embed_seconds: f64,
 }
 
-/// Streams skills, in path order, into NDJSON documents and catalog entries,
-/// keeping only counts, names and findings in memory.
+/// The three files an assembler writes.
+pub struct Sinks<W: Write> {
+    /// `hf-skills.ndjson`.
+    pub documents: W,
+    /// `ai-catalog.json`.
+    pub catalog: W,
+    /// `findings.ndjson`.
+    pub findings: W,
+}
+
+/// Streams skills, in path order, into NDJSON documents, catalog entries and
+/// findings, keeping only counts, a few examples and one entry per skill
+/// name in memory.
 pub struct Assembler<'a, W: Write> {
     config: &'a Config,
     version: VersionInfo,
@@ -75,9 +86,7 @@ pub struct Assembler<'a, W: Write> {
     documents: W,
     catalog: W,
     catalog_entries: u64,
-    warnings: Vec<(String, Finding)>,
-    skipped: Vec<SkippedFile>,
-    names: Vec<(String, String)>,
+    findings: FindingsLog<W>,
     checker: DocumentChecker,
     skill_count: u64,
     document_count: u64,
@@ -100,17 +109,25 @@ impl<'a, W: Write> Assembler<'a, W> {
         self
     }
 
-    /// Starts an artifact; `documents` and `catalog` receive the file bytes.
+    /// Starts an artifact; `sinks` receive the files' bytes.
     pub fn new(
         config: &'a Config,
         version: VersionInfo,
         marketplace: &'a Marketplace,
         marketplace_findings: Vec<(String, Finding)>,
-        documents: W,
-        mut catalog: W,
+        sinks: Sinks<W>,
     ) -> Result<Self, AssembleError> {
+        let Sinks {
+            documents,
+            mut catalog,
+            findings,
+        } = sinks;
+        let mut findings = FindingsLog::new(findings);
+        for (path, finding) in &marketplace_findings {
+            findings.warn(path, finding)?;
+        }
         let ctx = BuildContext {
-            repo: config.source.repo.clone(),
+            repo: config.repo().to_string(),
             branch: version.branch.clone(),
             commit: version.commit.clone(),
             updated_at: version.commit_time.clone(),
@@ -124,8 +141,7 @@ impl<'a, W: Write> Assembler<'a, W> {
             config,
             version,
             repo_name: config
-                .source
-                .repo
+                .repo()
                 .rsplit('/')
                 .next()
                 .unwrap_or("skills")
@@ -136,9 +152,7 @@ impl<'a, W: Write> Assembler<'a, W> {
             documents,
             catalog,
             catalog_entries: 0,
-            warnings: marketplace_findings,
-            skipped: Vec::new(),
-            names: Vec::new(),
+            findings,
             checker: DocumentChecker::default(),
             skill_count: 0,
             document_count: 0,
@@ -151,8 +165,10 @@ impl<'a, W: Write> Assembler<'a, W> {
     /// findings; the documents of all of them are embedded together, so the
     /// model's batches fill all cores.
     pub fn add_all(&mut self, items: &[Extracted]) -> Result<(), AssembleError> {
-        let mut per_item: Vec<Vec<Document>> =
-            items.iter().map(|item| self.prepare(item)).collect();
+        let mut per_item: Vec<Vec<Document>> = items
+            .iter()
+            .map(|item| self.prepare(item))
+            .collect::<Result<_, _>>()?;
         if let Some(shared) = &self.embedder {
             let mut embedder = shared
                 .lock()
@@ -171,39 +187,34 @@ impl<'a, W: Write> Assembler<'a, W> {
         Ok(())
     }
 
-    /// Adds one skill file.
-    pub fn add(&mut self, item: &Extracted) -> Result<(), AssembleError> {
-        self.add_all(std::slice::from_ref(item))
-    }
-
     /// Records an item's skip or findings and returns its documents.
-    fn prepare(&mut self, item: &Extracted) -> Vec<Document> {
+    fn prepare(&mut self, item: &Extracted) -> Result<Vec<Document>, AssembleError> {
         let parsed = match item.result.as_ref() {
             Ok(parsed) => parsed,
             Err(unusable) => {
-                self.skipped.push(SkippedFile {
+                self.findings.skip(SkippedFile {
                     path: item.path.clone(),
                     class: unusable.class().to_string(),
                     reason: unusable.to_string(),
-                });
-                return Vec::new();
+                })?;
+                return Ok(Vec::new());
             }
         };
         let folder = skill_folder(&item.path, &self.repo_name).to_string();
         let path = &item.path;
-        self.warnings
-            .extend(parsed.findings.iter().map(|f| (path.clone(), f.clone())));
+        for finding in &parsed.findings {
+            self.findings.warn(path, finding)?;
+        }
         let checks = check_skill(
             &folder,
             parsed.text_field("name"),
             parsed.text_field("description"),
         );
-        self.warnings
-            .extend(checks.into_iter().map(|f| (path.clone(), f)));
-        self.names.push((
-            path.clone(),
-            parsed.text_field("name").unwrap_or(&folder).to_string(),
-        ));
+        for finding in &checks {
+            self.findings.warn(path, finding)?;
+        }
+        self.findings
+            .name(path, parsed.text_field("name").unwrap_or(&folder))?;
         let input = SkillInput {
             path,
             skill: &folder,
@@ -214,7 +225,7 @@ impl<'a, W: Write> Assembler<'a, W> {
                 .get(&folder)
                 .map(String::as_str),
         };
-        skill_documents(&self.ctx, input)
+        Ok(skill_documents(&self.ctx, input))
     }
 
     /// How many documents an item gives (a skill document and one per chunk).
@@ -249,13 +260,9 @@ impl<'a, W: Write> Assembler<'a, W> {
     }
 
     /// Closes the files and returns the sinks with the manifest.
-    pub fn finish(mut self, generated_at: &str) -> Result<(Assembled, W, W), AssembleError> {
+    pub fn finish(mut self, generated_at: &str) -> Result<(Assembled, Sinks<W>), AssembleError> {
         self.catalog.write_all(b"\n  ]\n}\n")?;
-        let names = self.names.iter().map(|(p, n)| (p.as_str(), n.as_str()));
-        let duplicates = duplicate_names(names);
-        self.warnings.extend(duplicates);
-        self.warnings
-            .sort_by(|a, b| (&a.0, a.1.line).cmp(&(&b.0, b.1.line)));
+        let (findings, findings_sink) = self.findings.finish();
         let config = self.config;
         let (mut embedder_info, mut embedded, mut cached, mut embed_seconds) = (None, 0, 0, 0.0);
         if let Some(shared) = &self.embedder {
@@ -270,7 +277,7 @@ impl<'a, W: Write> Assembler<'a, W> {
         }
         let manifest = Manifest {
             schema_version: SCHEMA_VERSION,
-            source_repo: config.source.repo.clone(),
+            source_repo: config.repo().to_string(),
             source_url: config.source_url(),
             source_branch: self.version.branch.clone(),
             source_commit: self.version.commit.clone(),
@@ -281,6 +288,7 @@ impl<'a, W: Write> Assembler<'a, W> {
             artifacts: BTreeMap::from([
                 ("documents".to_string(), DOCUMENTS_FILE.to_string()),
                 ("catalog".to_string(), CATALOG_FILE.to_string()),
+                ("findings".to_string(), FINDINGS_FILE.to_string()),
             ]),
             skill_count: self.skill_count,
             source_commit_time: self.version.commit_time.clone(),
@@ -294,29 +302,28 @@ impl<'a, W: Write> Assembler<'a, W> {
                 overlap_chars: config.chunk.overlap_chars,
             },
             config_digest: config.digest(),
+            build_digest: Some(build_digest(config, embedder_info.is_some())),
+            artifact_id: None,
             meilisearch: meilisearch_config(&config.output.index, embedder_info.as_ref()),
             embedder: embedder_info,
-            skipped: self.skipped.clone(),
-            warnings: self
-                .warnings
-                .iter()
-                .map(|(path, f)| BuildWarning {
-                    path: path.clone(),
-                    line: f.line,
-                    class: f.class.as_str().to_string(),
-                    message: f.message.clone(),
-                })
-                .collect(),
+            skipped: findings.skipped.clone(),
+            warnings: findings.warnings.clone(),
+            skipped_counts: findings.skipped_counts.clone(),
+            warning_counts: findings.warning_counts.clone(),
         };
         let assembled = Assembled {
             manifest,
-            warnings: self.warnings,
-            skipped: self.skipped,
+            findings,
             embedded,
             cached,
             embed_seconds,
         };
-        Ok((assembled, self.documents, self.catalog))
+        let sinks = Sinks {
+            documents: self.documents,
+            catalog: self.catalog,
+            findings: findings_sink,
+        };
+        Ok((assembled, sinks))
     }
 }
 
@@ -330,7 +337,7 @@ pub fn meilisearch_config(index: &str, embedder: Option<&EmbedderInfo>) -> Meili
             "marketplace_description", "content", "text", "path"
         ],
         "displayedAttributes": ["*"],
-        "filterableAttributes": ["repo", "skill", "kind", "path", "version", "branch", "commit"],
+        "filterableAttributes": ["repo", "skill", "skill_key", "kind", "path", "version", "branch", "commit"],
         "sortableAttributes": ["ordinal", "part", "updated_at"],
         "distinctAttribute": null,
     });

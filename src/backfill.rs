@@ -10,16 +10,18 @@
 use std::io::IsTerminal;
 use std::time::Instant;
 
-use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::store::Store;
 
-use crate::build::{build_commit, is_complete, BuildError, BuildRequest, BuildStatus, RunContext};
+use crate::build::{
+    build_commit, config_for_source, BuildError, BuildRequest, BuildStatus, RunContext,
+};
 use crate::config::Config;
 use crate::extract::ParseCache;
 use crate::promote::{promote, PromotePolicy, Promotion};
 use crate::report::Reporter;
 use crate::source::{open_history, History, SourceSpec};
 use crate::validate::StrictPolicy;
+use crate::variant::{target, Target};
 
 /// Which commits to build.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -196,8 +198,15 @@ pub async fn backfill(
         ),
     );
 
+    let config = config_for_source(
+        &request.config,
+        &history.display,
+        history.remote_url.as_deref(),
+        true,
+        reporter,
+    );
     let build_request = BuildRequest {
-        config: request.config.clone(),
+        config: config.clone(),
         source: request.source.clone(),
         reference: None,
         promote: false,
@@ -208,7 +217,7 @@ pub async fn backfill(
         quiet: true,
         ..*reporter
     };
-    let run = RunContext::new(&request.config, ParseCache::default());
+    let run = RunContext::new(&config, ParseCache::default());
     let cache = run.parses.clone();
     let mut summary = BackfillSummary {
         selected: commits.len(),
@@ -216,8 +225,8 @@ pub async fn backfill(
     };
     let mut progress = Progress::new(reporter, commits.len());
     for commit in &commits {
-        let location = ArtifactLocation::Commit(commit.clone());
-        if is_complete(store, &location).await? {
+        let existing = target(store, commit, &config, run.expects_vectors()).await?;
+        if let Target::Complete { .. } = existing {
             summary.already += 1;
         } else {
             let id = history.resolve(commit)?;
@@ -225,7 +234,7 @@ pub async fn backfill(
             match build_commit(&build_request, snapshot, store, &quiet_builds, run.clone()).await {
                 Ok(built) => {
                     match built.status {
-                        BuildStatus::Built => summary.built += 1,
+                        BuildStatus::Built | BuildStatus::Rebuilt => summary.built += 1,
                         BuildStatus::AlreadyBuilt => summary.already += 1,
                     }
                     summary.documents += built.documents;
@@ -257,7 +266,14 @@ pub async fn backfill(
                 force: request.force,
                 max_shrink_ratio: request.config.promote.max_shrink_ratio,
             };
-            let outcome = promote(store, newest, policy).await?;
+            // The newest commit's artifact built as this run builds (it
+            // may be a rebuild beside commits/<newest>/).
+            let artifact = match target(store, newest, &config, run.expects_vectors()).await? {
+                Target::Complete { location, .. } => location.commit_id().map(str::to_string),
+                Target::Build { .. } => None,
+            };
+            let artifact = artifact.unwrap_or_else(|| newest.clone());
+            let outcome = promote(store, &artifact, policy).await?;
             summary.promotion = Some((newest.clone(), outcome));
         }
     }

@@ -24,7 +24,10 @@ pub struct CatalogHost {
 pub fn catalog_entry(ctx: &BuildContext, host: &CatalogHost, skill: &Document) -> Value {
     let mut tags = host.tags.clone();
     let mut entry = json!({
-        "identifier": ctx.link(&ctx.links.tree, &skill.path),
+        "identifier": match ctx.link(&ctx.links.tree, &skill.path) {
+            link if link.is_empty() => format!("{}/{}", ctx.repo, skill.path),
+            link => link,
+        },
         "displayName": skill.skill_name,
         "mediaType": SKILL_MEDIA_TYPE,
         "url": skill.url,
@@ -51,7 +54,10 @@ pub fn catalog_entry(ctx: &BuildContext, host: &CatalogHost, skill: &Document) -
 pub fn catalog_head(ctx: &BuildContext, host: &CatalogHost) -> String {
     let host = json!({
         "displayName": host.display_name,
-        "identifier": format!("https://github.com/{}", ctx.repo),
+        "identifier": match host.documentation_url.as_str() {
+            "" => ctx.repo.clone(),
+            url => url.to_string(),
+        },
         "documentationUrl": host.documentation_url,
         "logoUrl": host.logo_url,
     });

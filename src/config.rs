@@ -8,6 +8,7 @@ use crate::catalog::CatalogHost;
 use crate::chunk::ChunkOptions;
 use crate::document::LinkTemplates;
 use crate::parse::ParseOptions;
+use crate::source::identity::RepoIdentity;
 use agentfinder_skills_reader::store::StoreOptions;
 
 /// The configuration file could not be used.
@@ -137,9 +138,11 @@ pub enum EmbedDevice {
 pub struct SourceConfig {
     /// Default `--source`: a folder, a git repository or a URL.
     pub location: Option<String>,
-    /// `owner/name` used in documents and links.
-    pub repo: String,
-    /// Public URL recorded in the manifest (default: derived from `repo`).
+    /// `owner/name` used in documents and links (default: derived from the
+    /// source's URL or `origin` remote; see [`crate::source::identity`]).
+    pub repo: Option<String>,
+    /// Public URL recorded in the manifest (default: the URL cloned, or
+    /// derived from `repo`).
     pub url: Option<String>,
     /// Branch recorded when the ref does not name one.
     pub branch: String,
@@ -151,7 +154,7 @@ impl Default for SourceConfig {
     fn default() -> Self {
         Self {
             location: None,
-            repo: "huggingface/skills".into(),
+            repo: None,
             url: None,
             branch: "main".into(),
             cache_dir: ".cache/sources".into(),
@@ -217,27 +220,16 @@ impl Default for ChunkConfig {
     }
 }
 
-/// `[links]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `[links]`: URL templates; unset ones follow the repository's host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct LinksConfig {
     /// Web page of a file.
-    pub blob: String,
+    pub blob: Option<String>,
     /// Raw bytes of a file.
-    pub raw: String,
+    pub raw: Option<String>,
     /// Web page of a folder.
-    pub tree: String,
-}
-
-impl Default for LinksConfig {
-    fn default() -> Self {
-        let d = LinkTemplates::default();
-        Self {
-            blob: d.blob,
-            raw: d.raw,
-            tree: d.tree,
-        }
-    }
+    pub tree: Option<String>,
 }
 
 /// `[output]`.
@@ -275,29 +267,19 @@ impl Default for PromoteConfig {
     }
 }
 
-/// `[catalog]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `[catalog]`: host fields of `ai-catalog.json`; unset ones follow the
+/// repository (its name, home page, host icon, owner).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct CatalogConfig {
-    /// `host.displayName`.
-    pub display_name: String,
-    /// `host.documentationUrl`.
-    pub documentation_url: String,
-    /// `host.logoUrl`.
-    pub logo_url: String,
-    /// Tags on every entry.
-    pub tags: Vec<String>,
-}
-
-impl Default for CatalogConfig {
-    fn default() -> Self {
-        Self {
-            display_name: "Hugging Face Skills".into(),
-            documentation_url: "https://github.com/huggingface/skills".into(),
-            logo_url: "https://huggingface.co/favicon.ico".into(),
-            tags: vec!["huggingface".into(), "skill".into()],
-        }
-    }
+    /// `host.displayName` (default: the repository's `owner/name`).
+    pub display_name: Option<String>,
+    /// `host.documentationUrl` (default: the repository's home page).
+    pub documentation_url: Option<String>,
+    /// `host.logoUrl` (default: the host's icon).
+    pub logo_url: Option<String>,
+    /// Tags on every entry (default: the owner and `skill`).
+    pub tags: Option<Vec<String>>,
 }
 
 impl Config {
@@ -360,7 +342,60 @@ impl Config {
         }
     }
 
-    /// URL templates.
+    /// This configuration with everything the repository decides filled
+    /// in: `[source].repo` and `url`, the `[links]` templates of its host
+    /// (none without a known host, or for a plain folder, whose version
+    /// pins no commit a link could name), and the catalog's host fields.
+    /// Explicit settings are kept.
+    pub fn for_source(&self, identity: &RepoIdentity, pins_commit: bool) -> Config {
+        let mut config = self.clone();
+        config.source.repo = Some(identity.repo.clone());
+        config.source.url = Some(identity.source_url.clone());
+        let host = identity
+            .web
+            .as_ref()
+            .map(|web| web.host.templates(&web.web, &web.repo));
+        let links = &mut config.links;
+        if pins_commit {
+            links.blob = links.blob.take().or(host.as_ref().map(|t| t.blob.clone()));
+            links.raw = links.raw.take().or(host.as_ref().map(|t| t.raw.clone()));
+            links.tree = links.tree.take().or(host.as_ref().map(|t| t.tree.clone()));
+        } else {
+            *links = LinksConfig::default();
+        }
+        let catalog = &mut config.catalog;
+        catalog
+            .display_name
+            .get_or_insert_with(|| identity.repo.clone());
+        catalog.documentation_url.get_or_insert_with(|| {
+            identity
+                .web
+                .as_ref()
+                .map(|w| w.web.clone())
+                .unwrap_or_default()
+        });
+        catalog.logo_url.get_or_insert_with(|| {
+            identity
+                .web
+                .as_ref()
+                .map(|w| w.host.logo_url().to_string())
+                .unwrap_or_default()
+        });
+        catalog.tags.get_or_insert_with(|| {
+            let owner = identity.repo.split('/').next().unwrap_or_default();
+            let mut tags = vec![owner.to_string(), "skill".to_string()];
+            tags.dedup();
+            tags
+        });
+        config
+    }
+
+    /// The `owner/name` documents carry (set by [`Config::for_source`]).
+    pub fn repo(&self) -> &str {
+        self.source.repo.as_deref().unwrap_or("local/source")
+    }
+
+    /// URL templates (none are `None` only for a repository on a known host).
     pub fn link_templates(&self) -> LinkTemplates {
         LinkTemplates {
             blob: self.links.blob.clone(),
@@ -371,11 +406,12 @@ impl Config {
 
     /// Catalog host fields.
     pub fn catalog_host(&self) -> CatalogHost {
+        let catalog = &self.catalog;
         CatalogHost {
-            display_name: self.catalog.display_name.clone(),
-            documentation_url: self.catalog.documentation_url.clone(),
-            logo_url: self.catalog.logo_url.clone(),
-            tags: self.catalog.tags.clone(),
+            display_name: catalog.display_name.clone().unwrap_or_default(),
+            documentation_url: catalog.documentation_url.clone().unwrap_or_default(),
+            logo_url: catalog.logo_url.clone().unwrap_or_default(),
+            tags: catalog.tags.clone().unwrap_or_default(),
         }
     }
 
@@ -395,10 +431,7 @@ impl Config {
 
     /// Public URL of the source repository for the manifest.
     pub fn source_url(&self) -> String {
-        self.source
-            .url
-            .clone()
-            .unwrap_or_else(|| format!("https://github.com/{}.git", self.source.repo))
+        self.source.url.clone().unwrap_or_default()
     }
 
     /// sha256 of everything that shapes the documents (not where they are
@@ -426,8 +459,10 @@ mod tests {
     fn the_shipped_pipeline_toml_matches_the_defaults_but_for_its_source() {
         let shipped = Config::from_toml(include_str!("../pipeline.toml"), "pipeline.toml").unwrap();
         assert_eq!(shipped.source.location.as_deref(), Some("fixtures/skills"));
+        assert_eq!(shipped.source.repo.as_deref(), Some("agentfinder/fixtures"));
         let mut expected = Config::default();
         expected.source.location = shipped.source.location.clone();
+        expected.source.repo = shipped.source.repo.clone();
         assert_eq!(shipped, expected);
     }
 

@@ -10,7 +10,7 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use agentfinder_skills_reader::contract::{Document, KIND_SECTION, KIND_SKILL};
+use agentfinder_skills_reader::contract::{skill_key, Document, KIND_SECTION, KIND_SKILL};
 
 use crate::parse::ParsedSkill;
 
@@ -21,23 +21,26 @@ const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'.')
     .remove(b'~');
 
-/// URL templates; `{repo}`, `{commit}`, `{branch}`, `{path}` and `{dir}` are filled in.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// URL templates; `{repo}`, `{commit}`, `{branch}`, `{path}` and `{dir}`
+/// are filled in. `None` where no link can be made (an unknown host, a plain
+/// folder): the document's link is then empty, never a guess.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LinkTemplates {
     /// Web page of a file.
-    pub blob: String,
+    pub blob: Option<String>,
     /// Raw bytes of a file.
-    pub raw: String,
+    pub raw: Option<String>,
     /// Web page of a folder, used as a skill's stable catalog identifier.
-    pub tree: String,
+    pub tree: Option<String>,
 }
 
-impl Default for LinkTemplates {
-    fn default() -> Self {
+impl LinkTemplates {
+    /// GitHub's templates (`{repo}` filled in per document).
+    pub fn github() -> Self {
         Self {
-            blob: "https://github.com/{repo}/blob/{commit}/{path}".into(),
-            raw: "https://raw.githubusercontent.com/{repo}/{commit}/{path}".into(),
-            tree: "https://github.com/{repo}/tree/{branch}/{dir}".into(),
+            blob: Some("https://github.com/{repo}/blob/{commit}/{path}".into()),
+            raw: Some("https://raw.githubusercontent.com/{repo}/{commit}/{path}".into()),
+            tree: Some("https://github.com/{repo}/tree/{branch}/{dir}".into()),
         }
     }
 }
@@ -60,8 +63,11 @@ pub struct BuildContext {
 }
 
 impl BuildContext {
-    /// Fills `template` for a file or folder at `path`.
-    pub fn link(&self, template: &str, path: &str) -> String {
+    /// Fills `template` for a file or folder at `path`; empty without a template.
+    pub fn link(&self, template: &Option<String>, path: &str) -> String {
+        let Some(template) = template else {
+            return String::new();
+        };
         let encoded = encode_path(path);
         let dir = encode_path(path.rsplit_once('/').map_or("", |(d, _)| d));
         template
@@ -112,6 +118,7 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         id: String::new(),
         repo: ctx.repo.clone(),
         skill: input.skill.to_string(),
+        skill_key: skill_key(&ctx.repo, input.path),
         skill_name: skill_name.clone(),
         skill_description: description.clone(),
         marketplace_description,
@@ -165,7 +172,9 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
                 chunk.part,
             ),
             url: match &chunk.anchor {
-                Some(anchor) if !anchor.is_empty() => format!("{url}#{}", encode_path(anchor)),
+                Some(anchor) if !anchor.is_empty() && !url.is_empty() => {
+                    format!("{url}#{}", encode_path(anchor))
+                }
                 _ => url.clone(),
             },
             kind: KIND_SECTION.to_string(),
@@ -254,7 +263,7 @@ mod tests {
             commit: "a".repeat(40),
             updated_at: "2026-11-30T08:00:00Z".into(),
             version: Some("1.0.0".into()),
-            links: LinkTemplates::default(),
+            links: LinkTemplates::github(),
         }
     }
 

@@ -12,7 +12,20 @@
 //! every race but one (two takers deleting the same stale lock in the same
 //! instant), acceptable for a folder on one machine. Locks are for builders
 //! only; readers never look at them.
+//!
+//! A lock stays held for as long as its holder works: a heartbeat renews the
+//! lease every third of it with a conditional update, and a [`LockGuard`]
+//! tells the holder, before each write, whether it may still write. The
+//! moment the lease has run out (a builder paused past it, whose heartbeat
+//! stopped too) or the lock is found in another builder's hands, the guard
+//! refuses, and the holder stops before touching another file. An expired
+//! lease is never renewed: once another builder may have taken it over, it
+//! is lost. Releasing is conditional too: the record is replaced (If-Match)
+//! by a released one that anyone may take, or, on a local folder, deleted
+//! only if it is still ours.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -39,6 +52,15 @@ pub enum LockError {
         /// When it expires.
         expires_at: u64,
     },
+    /// The lock was lost while held: its lease ran out, or another builder
+    /// took it over. The holder stopped writing.
+    #[error("lock {path} was lost: {reason}")]
+    Lost {
+        /// The lock object.
+        path: String,
+        /// What happened.
+        reason: String,
+    },
     /// The store failed.
     #[error("lock {path}: {message}")]
     Store {
@@ -60,7 +82,8 @@ struct LockRecord {
     expires_at: u64,
 }
 
-/// A held lock; release it with [`StoreLock::release`].
+/// A held lock; release it with [`StoreLock::release`]. While it lives, a
+/// heartbeat renews its lease.
 #[derive(Debug)]
 pub struct StoreLock {
     store: Store,
@@ -68,6 +91,74 @@ pub struct StoreLock {
     token: String,
     /// False when the store has no create-only writes and the lock is advisory.
     pub exclusive: bool,
+    lease: Arc<Lease>,
+    heartbeat: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// What the holder and its heartbeat share.
+#[derive(Debug)]
+struct Lease {
+    /// When the lease runs out, Unix seconds (as last written).
+    expires_at: AtomicU64,
+    /// The lease's length.
+    ttl: Duration,
+    /// Why the lock was lost, once it is.
+    lost: Mutex<Option<String>>,
+    lost_flag: AtomicBool,
+}
+
+impl Lease {
+    fn lose(&self, reason: String) {
+        if let Ok(mut lost) = self.lost.lock() {
+            lost.get_or_insert(reason);
+        }
+        self.lost_flag.store(true, Ordering::SeqCst);
+    }
+
+    /// Why the holder may no longer write, if it may not. The lease is
+    /// treated as over a sixth of it early, so a write begun just before
+    /// never ends after another builder could take the lock.
+    fn refusal(&self) -> Option<String> {
+        if self.lost_flag.load(Ordering::SeqCst) {
+            return self.lost.lock().ok().and_then(|l| l.clone());
+        }
+        let margin = (self.ttl / 6).as_millis() as u64;
+        let expires_ms = self.expires_at.load(Ordering::SeqCst) * 1000;
+        (unix_now_ms() + margin >= expires_ms).then(|| {
+            format!(
+                "its lease ran out at {} (Unix time) before it could be renewed; another builder may hold it now",
+                self.expires_at.load(Ordering::SeqCst)
+            )
+        })
+    }
+}
+
+/// Tells a lock's holder whether it may still write (see [`StoreLock::guard`]).
+#[derive(Debug, Clone)]
+pub struct LockGuard {
+    lease: Option<Arc<Lease>>,
+    path: String,
+}
+
+impl LockGuard {
+    /// A guard that always allows: for writes no lock protects.
+    pub fn none() -> Self {
+        Self {
+            lease: None,
+            path: String::new(),
+        }
+    }
+
+    /// `Ok` while the lock is held; an error once it is lost.
+    pub fn check(&self) -> Result<(), LockError> {
+        match self.lease.as_ref().and_then(|lease| lease.refusal()) {
+            None => Ok(()),
+            Some(reason) => Err(LockError::Lost {
+                path: self.path.clone(),
+                reason,
+            }),
+        }
+    }
 }
 
 /// How long to hold and to wait.
@@ -79,6 +170,24 @@ pub struct LockTimes {
     pub wait: Duration,
     /// Pause between attempts.
     pub poll: Duration,
+}
+
+/// Environment variable overriding the lease, in seconds (tests shorten it).
+pub const LOCK_TTL_ENV: &str = "AGENTFINDER_LOCK_TTL_SECS";
+
+impl LockTimes {
+    /// The defaults, with the lease from `AGENTFINDER_LOCK_TTL_SECS` when set.
+    pub fn from_env() -> Self {
+        let mut times = Self::default();
+        if let Some(secs) = std::env::var(LOCK_TTL_ENV)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&s| s > 0)
+        {
+            times.ttl = Duration::from_secs(secs);
+        }
+        times
+    }
 }
 
 impl Default for LockTimes {
@@ -107,13 +216,7 @@ impl StoreLock {
         };
         loop {
             let record = LockRecord::new(purpose, times.ttl);
-            let token = record.token.clone();
-            let lock = |exclusive| StoreLock {
-                store: store.clone(),
-                path: path.clone(),
-                token: token.clone(),
-                exclusive,
-            };
+            let lock = |exclusive| StoreLock::held(store, &path, &record, exclusive, times.ttl);
             match put(store, &path, &record, PutMode::Create).await {
                 Ok(()) => return Ok(lock(true)),
                 Err(object_store::Error::NotImplemented { .. }) => {
@@ -133,18 +236,9 @@ impl StoreLock {
                 Err(e) => return Err(error(e.to_string())),
             }
             // Held: by whom, and are they still there?
-            let current = match store.inner.get(&path).await {
-                Ok(result) => {
-                    let version = UpdateVersion {
-                        e_tag: result.meta.e_tag.clone(),
-                        version: result.meta.version.clone(),
-                    };
-                    let bytes = result.bytes().await.map_err(|e| error(e.to_string()))?;
-                    Some((serde_json::from_slice::<LockRecord>(&bytes).ok(), version))
-                }
-                Err(object_store::Error::NotFound { .. }) => None,
-                Err(e) => return Err(error(e.to_string())),
-            };
+            let current = read_record(store, &path)
+                .await
+                .map_err(|e| error(e.to_string()))?;
             let Some((held, version)) = current else {
                 continue; // released in between: try again at once
             };
@@ -180,18 +274,186 @@ impl StoreLock {
         }
     }
 
-    /// Releases the lock if this builder still holds it.
-    pub async fn release(self) {
-        if let Ok(result) = self.store.inner.get(&self.path).await {
-            if let Ok(bytes) = result.bytes().await {
-                let ours = serde_json::from_slice::<LockRecord>(&bytes)
-                    .is_ok_and(|r| r.token == self.token);
-                if ours {
-                    let _ = self.store.inner.delete(&self.path).await;
-                }
+    /// A lock just taken, with its heartbeat running.
+    fn held(
+        store: &Store,
+        path: &Path,
+        record: &LockRecord,
+        exclusive: bool,
+        ttl: Duration,
+    ) -> Self {
+        let lease = Arc::new(Lease {
+            expires_at: AtomicU64::new(record.expires_at),
+            ttl,
+            lost: Mutex::new(None),
+            lost_flag: AtomicBool::new(false),
+        });
+        let heartbeat = tokio::spawn(heartbeat(
+            store.clone(),
+            path.clone(),
+            record.clone(),
+            lease.clone(),
+        ));
+        Self {
+            store: store.clone(),
+            path: path.clone(),
+            token: record.token.clone(),
+            exclusive,
+            lease,
+            heartbeat: Some(heartbeat),
+        }
+    }
+
+    /// A guard for the writes this lock protects.
+    pub fn guard(&self) -> LockGuard {
+        LockGuard {
+            lease: Some(self.lease.clone()),
+            path: self.path.to_string(),
+        }
+    }
+
+    /// Stops the heartbeat and gives the lock up if this builder still
+    /// holds it: a conditional update to a released record (anyone may take
+    /// it), or on a store without conditional updates, a delete after
+    /// checking the record is ours. A lost lock is left to its new holder.
+    pub async fn release(mut self) {
+        if let Some(heartbeat) = self.heartbeat.take() {
+            heartbeat.abort();
+        }
+        if self.lease.lost_flag.load(Ordering::SeqCst) {
+            return;
+        }
+        let Ok(Some((record, version))) = read_record(&self.store, &self.path).await else {
+            return;
+        };
+        if record.as_ref().is_none_or(|r| r.token != self.token) {
+            return;
+        }
+        let released = LockRecord {
+            purpose: "released".into(),
+            expires_at: 0,
+            ..record.unwrap_or_else(|| LockRecord::new("released", Duration::ZERO))
+        };
+        match put(&self.store, &self.path, &released, PutMode::Update(version)).await {
+            Ok(()) | Err(object_store::Error::Precondition { .. }) => {}
+            Err(_) => {
+                let _ = self.store.inner.delete(&self.path).await;
             }
         }
     }
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        if let Some(heartbeat) = self.heartbeat.take() {
+            heartbeat.abort();
+        }
+    }
+}
+
+/// Runs `work` under `lock` and releases the lock afterwards, whatever
+/// `work` returned, so that no error path leaves a lock behind.
+pub async fn with_lock<T, E>(
+    lock: StoreLock,
+    work: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    let result = work.await;
+    lock.release().await;
+    result
+}
+
+/// The lock record at `path` and its version; `None` when there is none.
+async fn read_record(
+    store: &Store,
+    path: &Path,
+) -> Result<Option<(Option<LockRecord>, UpdateVersion)>, object_store::Error> {
+    let result = match store.inner.get(path).await {
+        Ok(result) => result,
+        Err(object_store::Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let version = UpdateVersion {
+        e_tag: result.meta.e_tag.clone(),
+        version: result.meta.version.clone(),
+    };
+    let bytes = result.bytes().await?;
+    Ok(Some((serde_json::from_slice(&bytes).ok(), version)))
+}
+
+/// Renews the lease every third of it until the lock is released or lost.
+async fn heartbeat(store: Store, path: Path, mut record: LockRecord, lease: Arc<Lease>) {
+    let every = (lease.ttl / 3).max(Duration::from_millis(50));
+    loop {
+        tokio::time::sleep(every).await;
+        if crate::failpoint::paused() {
+            continue; // a paused process: its heartbeat stops too
+        }
+        if let Some(reason) = lease.refusal() {
+            lease.lose(reason);
+            return;
+        }
+        match renew(&store, &path, &mut record, lease.ttl).await {
+            Ok(()) => lease.expires_at.store(record.expires_at, Ordering::SeqCst),
+            Err(Renewal::Lost(reason)) => {
+                lease.lose(reason);
+                return;
+            }
+            // A passing store failure: try again at the next beat; the
+            // guard refuses writes if the lease runs out meanwhile.
+            Err(Renewal::Failed(message)) => crate::report::global().warn(
+                "lock",
+                format!("renewing {path}: {}", redact_text(&message)),
+            ),
+        }
+    }
+}
+
+enum Renewal {
+    Lost(String),
+    Failed(String),
+}
+
+/// Extends the lease of `record` with a conditional update of the version
+/// read (a plain overwrite on a store without conditional updates, after
+/// checking the record is still ours).
+async fn renew(
+    store: &Store,
+    path: &Path,
+    record: &mut LockRecord,
+    ttl: Duration,
+) -> Result<(), Renewal> {
+    let current = read_record(store, path)
+        .await
+        .map_err(|e| Renewal::Failed(e.to_string()))?;
+    let Some((held, version)) = current else {
+        return Err(Renewal::Lost("its record was deleted".into()));
+    };
+    match held {
+        Some(held) if held.token == record.token => {}
+        Some(held) => {
+            return Err(Renewal::Lost(format!(
+                "pid {} on {} took it over ({})",
+                held.pid, held.host, held.purpose
+            )))
+        }
+        None => return Err(Renewal::Lost("its record is unreadable".into())),
+    }
+    let mut renewed = record.clone();
+    renewed.expires_at = unix_now() + ttl.as_secs().max(1);
+    match put(store, path, &renewed, PutMode::Update(version)).await {
+        Ok(()) => {}
+        Err(object_store::Error::NotImplemented { .. }) => {
+            put(store, path, &renewed, PutMode::Overwrite)
+                .await
+                .map_err(|e| Renewal::Failed(e.to_string()))?;
+        }
+        Err(object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. }) => {
+            return Err(Renewal::Lost("it changed while being renewed".into()))
+        }
+        Err(e) => return Err(Renewal::Failed(e.to_string())),
+    }
+    *record = renewed;
+    Ok(())
 }
 
 async fn put(
@@ -232,10 +494,10 @@ impl LockRecord {
 }
 
 fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    crate::time::unix_seconds().max(0) as u64
 }
+
+use crate::time::unix_millis as unix_now_ms;
 
 fn this_host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")

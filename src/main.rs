@@ -15,7 +15,9 @@ use agentfinder_skills::report::{self, LogFormat, Reporter};
 use agentfinder_skills::source::SourceSpec;
 use agentfinder_skills::validate::StrictPolicy;
 use agentfinder_skills::verify::verify;
-use agentfinder_skills_reader::cli::{describe_sync, sync_or_load, MeiliArgs, ReaderCommand};
+use agentfinder_skills_reader::cli::{
+    describe_sync, sync_or_load, MeiliArgs, ReaderCommand, ServingDefaults,
+};
 use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::meili::{ping, RetryPolicy, SyncOptions};
 use agentfinder_skills_reader::store::Store;
@@ -47,6 +49,10 @@ struct Cli {
     /// Log lines as text, or as one JSON object per line (for Jobs and Actions).
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
+    /// Configuration file, for every command (default: ./pipeline.toml if
+    /// present, else built-in defaults); a malformed one is an error.
+    #[arg(long, global = true, value_name = "PATH")]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -67,9 +73,6 @@ enum Command {
 
 #[derive(Args)]
 struct Common {
-    /// Configuration file (default: ./pipeline.toml if present, else built-in defaults).
-    #[arg(long, value_name = "PATH")]
-    config: Option<PathBuf>,
     /// Artifact store: a folder or an object_store URL (file://, s3://, gs://, az://) [default: ./artifacts].
     #[arg(long, value_name = "URL")]
     store: Option<String>,
@@ -91,6 +94,11 @@ struct BuildArgs {
     /// Branch, tag or commit to build [default: HEAD / the remote's default branch].
     #[arg(long = "ref", value_name = "REF")]
     reference: Option<String>,
+    /// owner/name of the repository, for documents, ids and links [default:
+    /// [source].repo for [source].location, else derived from the URL or the
+    /// clone's origin remote].
+    #[arg(long, value_name = "OWNER/NAME")]
+    repo: Option<String>,
     /// Write commits/<commit>/ only; leave latest/ alone.
     #[arg(long)]
     no_promote: bool,
@@ -122,6 +130,9 @@ struct BackfillArgs {
     /// Git repository: a local path or a URL (cloned with full history) [default: [source].location].
     #[arg(long, value_name = "URL|PATH")]
     source: Option<String>,
+    /// owner/name of the repository (see build --repo).
+    #[arg(long, value_name = "OWNER/NAME")]
+    repo: Option<String>,
     /// Newest commit of the walk: branch, tag or commit [default: HEAD / the remote's default branch].
     #[arg(long, value_name = "REV")]
     to: Option<String>,
@@ -192,13 +203,14 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::FAILURE);
         }
     };
+    let config = cli.config.as_deref();
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Build(args) => run_build(args).await,
-            Command::Backfill(args) => run_backfill(args).await,
-            Command::Verify(args) => run_verify(args).await,
-            Command::Promote(args) => run_promote(args).await,
-            Command::Reader(command) => run_reader(command).await,
+            Command::Build(args) => run_build(args, config).await,
+            Command::Backfill(args) => run_backfill(args, config).await,
+            Command::Verify(args) => run_verify(args, config).await,
+            Command::Promote(args) => run_promote(args, config).await,
+            Command::Reader(command) => run_reader(command, config).await,
         }
     });
     match result {
@@ -244,22 +256,43 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
-/// Loads the configuration and opens the store named by flags or config.
-fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
-    let config = match &common.config {
+/// `--config`, else `./pipeline.toml` if present, else the defaults; a
+/// file that cannot be used is an error (exit 1) naming the key and line.
+fn load_config(path: Option<&std::path::Path>) -> Result<Config, Failure> {
+    let config = match path {
         Some(path) => Config::load(path),
         None if std::path::Path::new("pipeline.toml").exists() => {
             Config::load("pipeline.toml".as_ref())
         }
         None => Ok(Config::default()),
-    }
-    .context("configuration")?;
+    };
+    Ok(config.context("configuration")?)
+}
+
+/// Whether a command writes to the store or only reads it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Write,
+    Read,
+}
+
+/// Loads the configuration and opens the store named by flags or config
+/// (for reading, a local folder that does not exist is "empty", not created).
+fn setup(
+    common: &Common,
+    config: Option<&std::path::Path>,
+    access: Access,
+) -> Result<(Config, Store, Reporter), Failure> {
+    let config = load_config(config)?;
     let store_spec = common
         .store
         .clone()
         .unwrap_or_else(|| config.output.store.clone());
-    let store =
-        Store::open_with(&store_spec, &config.store).map_err(|e| Failure::new(exit::STORAGE, e))?;
+    let store = match access {
+        Access::Write => Store::open_with(&store_spec, &config.store),
+        Access::Read => Store::open_existing_with(&store_spec, &config.store),
+    }
+    .map_err(|e| Failure::new(exit::STORAGE, e))?;
     let reporter = Reporter {
         quiet: common.quiet,
         verbose: common.verbose,
@@ -268,10 +301,11 @@ fn setup(common: &Common) -> Result<(Config, Store, Reporter), Failure> {
     Ok((config, store, reporter))
 }
 
-async fn run_build(args: BuildArgs) -> Result<(), Failure> {
-    let (mut config, store, reporter) = setup(&args.common)?;
+async fn run_build(args: BuildArgs, config_path: Option<&std::path::Path>) -> Result<(), Failure> {
+    let (mut config, store, reporter) = setup(&args.common, config_path, Access::Write)?;
     config.embed.enabled &= !args.no_embed;
     config.embed.required |= args.require_embed;
+    name_repository(&mut config, args.source.as_deref(), args.repo.as_deref());
     let source = source_of(args.source.as_deref(), &config)?;
     let strict = strict_policy(args.strict.as_deref())
         .map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?;
@@ -355,22 +389,30 @@ async fn direct_load(
     })
 }
 
-async fn run_reader(command: ReaderCommand) -> Result<(), Failure> {
-    let config = match std::path::Path::new("pipeline.toml").exists() {
-        true => Config::load("pipeline.toml".as_ref()).unwrap_or_default(),
-        false => Config::default(),
+async fn run_reader(
+    command: ReaderCommand,
+    config_path: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    let config = load_config(config_path)?;
+    let defaults = ServingDefaults {
+        store: config.output.store.clone(),
+        store_options: config.store.clone(),
     };
-    match agentfinder_skills_reader::cli::run(command, &config.output.store).await {
+    match agentfinder_skills_reader::cli::run(command, &defaults).await {
         Ok(0) => Ok(()),
         Ok(code) => Err(Failure::silent(code)),
         Err(failure) => Err(Failure::new(failure.code, anyhow::anyhow!(failure.message))),
     }
 }
 
-async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
-    let (mut config, store, reporter) = setup(&args.common)?;
+async fn run_backfill(
+    args: BackfillArgs,
+    config_path: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    let (mut config, store, reporter) = setup(&args.common, config_path, Access::Write)?;
     config.embed.enabled &= !args.no_embed;
     config.embed.required |= args.require_embed;
+    name_repository(&mut config, args.source.as_deref(), args.repo.as_deref());
     let source = source_of(args.source.as_deref(), &config)?;
     let usage = |e: String| Failure::new(exit::FAILURE, anyhow::anyhow!(e));
     let strict = strict_policy(args.strict.as_deref()).map_err(usage)?;
@@ -421,6 +463,24 @@ async fn run_backfill(args: BackfillArgs) -> Result<(), Failure> {
     }
 }
 
+/// The repository name a build starts from: `--repo`; else `[source].repo`
+/// and `[source].url`, which describe `[source].location` and so do not
+/// apply when `--source` names another one (its name is then derived).
+fn name_repository(config: &mut Config, source_flag: Option<&str>, repo_flag: Option<&str>) {
+    if let Some(repo) = repo_flag {
+        config.source.repo = Some(repo.to_string());
+        return;
+    }
+    let elsewhere = match (source_flag, config.source.location.as_deref()) {
+        (Some(flag), Some(configured)) => flag != configured,
+        _ => false,
+    };
+    if elsewhere {
+        config.source.repo = None;
+        config.source.url = None;
+    }
+}
+
 /// `--source`, else `[source].location`.
 fn source_of(flag: Option<&str>, config: &Config) -> Result<SourceSpec, Failure> {
     let source = flag
@@ -456,13 +516,19 @@ fn build_code(error: &BuildError) -> u8 {
         BuildError::Source(_) => exit::SOURCE,
         BuildError::Embed(_) => exit::FAILURE,
         BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
-        BuildError::Write(_) | BuildError::Internal(_) | BuildError::Lock(_) => exit::STORAGE,
+        BuildError::Write(_)
+        | BuildError::Read(_)
+        | BuildError::Internal(_)
+        | BuildError::Lock(_) => exit::STORAGE,
         BuildError::Promote(p) => promote_code(p),
     }
 }
 
-async fn run_verify(args: VerifyArgs) -> Result<(), Failure> {
-    let (_, store, reporter) = setup(&args.common)?;
+async fn run_verify(
+    args: VerifyArgs,
+    config_path: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    let (_, store, reporter) = setup(&args.common, config_path, Access::Read)?;
     let location = ArtifactLocation::parse(&args.commit);
     let verified = verify(&store, &location)
         .await
@@ -479,8 +545,11 @@ async fn run_verify(args: VerifyArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-async fn run_promote(args: PromoteArgs) -> Result<(), Failure> {
-    let (config, store, reporter) = setup(&args.common)?;
+async fn run_promote(
+    args: PromoteArgs,
+    config_path: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    let (config, store, reporter) = setup(&args.common, config_path, Access::Write)?;
     let policy = PromotePolicy {
         force: args.force,
         max_shrink_ratio: config.promote.max_shrink_ratio,
@@ -504,7 +573,9 @@ async fn run_promote(args: PromoteArgs) -> Result<(), Failure> {
 fn promote_code(error: &agentfinder_skills::promote::PromoteError) -> u8 {
     use agentfinder_skills::promote::PromoteError;
     match error {
-        PromoteError::Older { .. } | PromoteError::Shrunk { .. } => exit::PROMOTION_REFUSED,
+        PromoteError::Older { .. }
+        | PromoteError::Shrunk { .. }
+        | PromoteError::OtherRepository { .. } => exit::PROMOTION_REFUSED,
         PromoteError::Read(_) | PromoteError::Write(_) | PromoteError::Lock(_) => exit::STORAGE,
     }
 }

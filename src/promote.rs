@@ -20,7 +20,7 @@ use object_store::{ObjectStoreExt, WriteMultipart};
 use sha2::{Digest, Sha256};
 
 use crate::failpoint::failpoint;
-use crate::lock::{LockError, LockTimes, StoreLock};
+use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
 use crate::write::{delete, local_copy, put, success_bytes, WriteError, MULTIPART_THRESHOLD};
 
 /// When promotion is allowed.
@@ -59,6 +59,18 @@ pub enum PromoteError {
         /// Its time.
         latest_time: String,
     },
+    /// `latest/` holds a build of another repository.
+    #[error("refusing to promote {commit} of {repo}: latest/ holds {latest} of {latest_repo}, another repository; use a store (or prefix) per repository, or --force to replace it")]
+    OtherRepository {
+        /// Commit to promote.
+        commit: String,
+        /// Its repository.
+        repo: String,
+        /// Commit in `latest/`.
+        latest: String,
+        /// Its repository.
+        latest_repo: String,
+    },
     /// The build has too few documents compared with `latest/`.
     #[error("refusing to promote {commit}: {documents} documents against {latest_documents} in latest/ ({latest}), a fall of more than {ratio} (promote.max_shrink_ratio); use --force if this is intended")]
     Shrunk {
@@ -93,17 +105,20 @@ pub async fn promote(
     policy: PromotePolicy,
 ) -> Result<Promotion, PromoteError> {
     let purpose = format!("promote {commit}");
-    let lock = StoreLock::acquire(store, "latest", &purpose, LockTimes::default()).await?;
-    failpoint("promote-after-lock");
-    let result = promote_locked(store, commit, policy).await;
-    lock.release().await;
-    result
+    let lock = StoreLock::acquire(store, "latest", &purpose, LockTimes::from_env()).await?;
+    let guard = lock.guard();
+    with_lock(lock, async {
+        failpoint("promote-after-lock");
+        promote_locked(store, commit, policy, &guard).await
+    })
+    .await
 }
 
 async fn promote_locked(
     store: &Store,
     commit: &str,
     policy: PromotePolicy,
+    guard: &LockGuard,
 ) -> Result<Promotion, PromoteError> {
     let location = ArtifactLocation::Commit(commit.to_string());
     let (marker, manifest) = read_manifest(store, &location).await?;
@@ -121,12 +136,15 @@ async fn promote_locked(
         check(&manifest, current, policy.max_shrink_ratio)?;
     }
 
+    guard.check()?;
     delete(store, &latest, SUCCESS_FILE).await?;
     failpoint("promote-after-remove-success");
     for (name, expected) in &marker.files {
+        guard.check()?;
         copy_verified(store, &location, &latest, name, expected).await?;
         failpoint(&format!("promote-after-{name}"));
     }
+    guard.check()?;
     let marker_bytes = success_bytes(&marker);
     put(
         store,
@@ -243,6 +261,14 @@ pub fn check(
     current: &Manifest,
     max_shrink_ratio: f64,
 ) -> Result<(), PromoteError> {
+    if new.source_repo != current.source_repo {
+        return Err(PromoteError::OtherRepository {
+            commit: new.source_commit.clone(),
+            repo: new.source_repo.clone(),
+            latest: current.source_commit.clone(),
+            latest_repo: current.source_repo.clone(),
+        });
+    }
     if new.source_commit == current.source_commit {
         return Ok(());
     }
@@ -305,7 +331,21 @@ mod tests {
             embedder: None,
             skipped: Vec::new(),
             warnings: Vec::new(),
+            skipped_counts: BTreeMap::new(),
+            warning_counts: BTreeMap::new(),
+            artifact_id: None,
+            build_digest: None,
         }
+    }
+
+    #[test]
+    fn another_repositorys_build_is_refused_even_when_newer() {
+        let current = manifest("b", "2026-01-02T00:00:00Z", 100);
+        let mut other = manifest("c", "2026-01-03T00:00:00Z", 100);
+        other.source_repo = "anthropics/skills".into();
+        let err = check(&other, &current, 0.5).unwrap_err();
+        assert!(matches!(err, PromoteError::OtherRepository { .. }), "{err}");
+        assert!(err.to_string().contains("anthropics/skills"), "{err}");
     }
 
     #[test]

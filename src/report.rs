@@ -79,19 +79,23 @@ impl Reporter {
         }
     }
 
-    /// Per-file warnings, as `path:line: class: message`; the first 20
-    /// unless verbose (all are in the manifest).
+    /// Per-file warnings, as `path:line: class: message`: the examples the
+    /// build kept (a few per class), the first 20 of them unless verbose,
+    /// then how many more there are (`total` counts them all; every one is
+    /// in the artifact's findings.ndjson).
     pub fn findings<'a>(
         &self,
-        items: impl IntoIterator<Item = (&'a str, Option<usize>, &'a str, &'a str)>,
+        examples: impl IntoIterator<Item = (&'a str, Option<usize>, &'a str, &'a str)>,
+        total: u64,
     ) {
-        let items: Vec<_> = items.into_iter().collect();
         let limit = if self.verbose {
             usize::MAX
         } else {
             WARNINGS_SHOWN
         };
-        for (path, line, class, message) in items.iter().take(limit) {
+        let mut shown = 0u64;
+        for (path, line, class, message) in examples.into_iter().take(limit) {
+            shown += 1;
             match self.format {
                 LogFormat::Text => {
                     let place = line.map_or(path.to_string(), |l| format!("{path}:{l}"));
@@ -103,12 +107,12 @@ impl Reporter {
                 }
             }
         }
-        if items.len() > limit {
+        if total > shown {
             self.warn(
                 "validate",
                 format!(
-                    "... and {} more warnings (all are in manifest.json; --verbose prints them)",
-                    items.len() - limit
+                    "... and {} more warnings (counts per class are in manifest.json, every one in findings.ndjson)",
+                    total - shown
                 ),
             );
         }

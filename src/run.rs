@@ -49,6 +49,20 @@ impl RunContext {
         }
     }
 
+    /// Whether this run's documents will carry vectors: embedding is on and
+    /// the model is loaded, or its files are on disk (checked without
+    /// loading or downloading anything).
+    pub fn expects_vectors(&self) -> bool {
+        match self.embed.loaded.get() {
+            Some(loaded) => loaded.is_some(),
+            None => self
+                .embed
+                .settings
+                .as_ref()
+                .is_some_and(crate::embed::model_on_disk),
+        }
+    }
+
     /// The embedder, loaded on first use, with the store's shared vectors
     /// pulled into its cache; `None` when embedding is off, or when the
     /// model is missing and not required (a warning says so).

@@ -4,7 +4,7 @@
 //! A rule broken by a skill is a warning, never a drop: the skill is still
 //! indexed. Pure: it sees parsed skills and documents, never a disk.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use agentfinder_skills_reader::contract::{is_valid_document_id, Document};
 
@@ -62,33 +62,6 @@ pub fn is_valid_name(name: &str) -> bool {
         && !name.starts_with('-')
         && !name.ends_with('-')
         && !name.contains("--")
-}
-
-/// Warnings for every skill whose name another skill also has, by path.
-pub fn duplicate_names<'a>(
-    skills: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Vec<(String, Finding)> {
-    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (path, name) in skills {
-        by_name.entry(name).or_default().push(path);
-    }
-    let mut findings = Vec::new();
-    for (name, paths) in by_name.into_iter().filter(|(_, p)| p.len() > 1) {
-        for path in &paths {
-            let others: Vec<&str> = paths.iter().copied().filter(|p| p != path).collect();
-            findings.push((
-                path.to_string(),
-                Finding::file(
-                    WarningClass::DuplicateName,
-                    format!(
-                        "name `{name}` is also used by {}; both are kept",
-                        others.join(", ")
-                    ),
-                ),
-            ));
-        }
-    }
-    findings
 }
 
 /// A document breaks the contract; the build stops, since this is a bug.
@@ -234,18 +207,6 @@ mod tests {
             classes(check_skill("a", None, Some(&long))),
             [WarningClass::DescriptionTooLong]
         );
-    }
-
-    #[test]
-    fn duplicate_names_warn_on_every_holder() {
-        let found = duplicate_names([
-            ("a/x/SKILL.md", "x"),
-            ("b/x/SKILL.md", "x"),
-            ("c/SKILL.md", "c"),
-        ]);
-        assert_eq!(found.len(), 2);
-        assert!(found[0].1.message.contains("b/x/SKILL.md"));
-        assert_eq!(found[1].0, "b/x/SKILL.md");
     }
 
     #[test]

@@ -15,12 +15,13 @@ use tokio::io::AsyncReadExt;
 use agentfinder_skills_reader::artifact::digest_of;
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, FileDigest, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE,
-    MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
+    FINDINGS_FILE, MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
 };
 use agentfinder_skills_reader::store::{redact_text, Store};
 use sha2::{Digest, Sha256};
 
 use crate::failpoint::failpoint;
+use crate::lock::{LockError, LockGuard};
 use crate::staging::StagedFile;
 
 /// A store write failed.
@@ -42,10 +43,11 @@ pub struct WriteError {
 pub enum WriteErrorKind {
     /// A create-only write found an object there.
     AlreadyExists,
-    /// A conditional update lost: the object changed.
-    Precondition,
     /// The store does not support the conditional write.
     NotImplemented,
+    /// The builder's lock was lost (its lease ran out, or another builder
+    /// took it over), so it stopped writing.
+    LockLost,
     /// Anything else (after the client's retries).
     Other,
 }
@@ -59,7 +61,6 @@ impl WriteError {
     ) -> Self {
         let kind = match e {
             object_store::Error::AlreadyExists { .. } => WriteErrorKind::AlreadyExists,
-            object_store::Error::Precondition { .. } => WriteErrorKind::Precondition,
             object_store::Error::NotImplemented { .. } => WriteErrorKind::NotImplemented,
             _ => WriteErrorKind::Other,
         };
@@ -79,6 +80,8 @@ pub struct ArtifactFiles {
     pub documents: StagedFile,
     /// `ai-catalog.json`, staged on disk.
     pub catalog: StagedFile,
+    /// `findings.ndjson`, staged on disk.
+    pub findings: StagedFile,
     /// The manifest; its `files` are filled in by [`ArtifactFiles::seal`].
     pub manifest: Manifest,
 }
@@ -102,12 +105,15 @@ pub struct SealedArtifact {
 }
 
 impl ArtifactFiles {
-    /// Records the digests in the manifest and in `_SUCCESS`.
-    pub fn seal(mut self) -> SealedArtifact {
+    /// Records the digests and the artifact's id (its folder under
+    /// `commits/`) in the manifest and in `_SUCCESS`.
+    pub fn seal(mut self, artifact_id: &str) -> SealedArtifact {
         let mut digests = BTreeMap::new();
         digests.insert(DOCUMENTS_FILE.to_string(), self.documents.digest.clone());
         digests.insert(CATALOG_FILE.to_string(), self.catalog.digest.clone());
+        digests.insert(FINDINGS_FILE.to_string(), self.findings.digest.clone());
         self.manifest.files = digests.clone();
+        self.manifest.artifact_id = Some(artifact_id.to_string());
         let mut manifest = serde_json::to_vec_pretty(&self.manifest).unwrap_or_default();
         manifest.push(b'\n');
         let manifest = Bytes::from(manifest);
@@ -116,6 +122,7 @@ impl ArtifactFiles {
             files: vec![
                 (DOCUMENTS_FILE, Content::File(self.documents)),
                 (CATALOG_FILE, Content::File(self.catalog)),
+                (FINDINGS_FILE, Content::File(self.findings)),
                 (MANIFEST_FILE, Content::Bytes(manifest)),
             ],
             success: SuccessMarker {
@@ -123,6 +130,7 @@ impl ArtifactFiles {
                 commit: self.manifest.source_commit.clone(),
                 generated_at: self.manifest.generated_at.clone(),
                 files: digests,
+                artifact_id: Some(artifact_id.to_string()),
             },
         }
     }
@@ -137,17 +145,24 @@ pub enum WriteOutcome {
     AlreadyComplete,
 }
 
-/// Writes `artifact` to `commits/<commit>/`, `_SUCCESS` last and create-only.
+/// Writes `artifact` to `commits/<artifact id>/`, `_SUCCESS` last and
+/// create-only; `guard` is asked before each file whether this builder may
+/// still write (its lock is held).
 pub async fn write_commit(
     store: &Store,
     artifact: &SealedArtifact,
+    guard: &LockGuard,
 ) -> Result<WriteOutcome, WriteError> {
-    let location = ArtifactLocation::Commit(artifact.success.commit.clone());
+    let location = ArtifactLocation::Commit(artifact.success.artifact_id().to_string());
     for (name, content) in &artifact.files {
+        guard.check().map_err(|e| lost(store, &location, name, e))?;
         put_content(store, &location, name, content).await?;
         failpoint(&format!("commit-after-{name}"));
     }
     let marker = success_bytes(&artifact.success);
+    guard
+        .check()
+        .map_err(|e| lost(store, &location, SUCCESS_FILE, e))?;
     match put(
         store,
         &location,
@@ -169,6 +184,16 @@ pub async fn write_commit(
     }
     failpoint("commit-after-success");
     Ok(WriteOutcome::Written)
+}
+
+/// A write refused because the builder's lock is gone.
+fn lost(store: &Store, location: &ArtifactLocation, name: &str, e: LockError) -> WriteError {
+    WriteError {
+        store: store.display.clone(),
+        path: location.file(name).to_string(),
+        message: format!("stopped before writing: {e}"),
+        kind: WriteErrorKind::LockLost,
+    }
 }
 
 /// Serialises a `_SUCCESS` marker.

@@ -17,7 +17,7 @@ fn ids_by_path(docs: &[serde_json::Value]) -> BTreeMap<String, Vec<String>> {
 }
 
 fn two_commit_repo() -> (GitRepo, String, String) {
-    let mut repo = GitRepo::new();
+    let mut repo = GitRepo::with_origin("https://github.com/o/skills.git");
     repo.write(
         "skills/pdf/SKILL.md",
         skill(
@@ -68,7 +68,7 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
         "{summary}"
     );
     assert!(
-        summary.contains("skills=4") && summary.contains("schema=2"),
+        summary.contains("skills=4") && summary.contains("schema=3"),
         "{summary}"
     );
 

@@ -223,7 +223,7 @@ async fn sync_search_noop_live_swap_wipe_and_health() {
 
     let report = health(
         Some(&config),
-        Some(&store),
+        Ok(&store),
         &fx.index,
         &fx.options().state_path,
     )

@@ -21,9 +21,17 @@ use crate::store::{redact_text, Store};
 /// Why an artifact could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    /// There is no `_SUCCESS`: nothing was built there, or a promotion is under way.
-    #[error("{location} has no {SUCCESS_FILE}: not built, or a promotion is in progress")]
+    /// There is no `_SUCCESS` but other files are there: a build or a
+    /// promotion is under way (or was interrupted).
+    #[error("{location} has no {SUCCESS_FILE}: a build or promotion is in progress (or was interrupted); retry")]
     NotFound {
+        /// The directory.
+        location: String,
+    },
+    /// Nothing at all is there: nothing was built into it yet (or a first
+    /// promotion has just begun: retrying is right for a reader).
+    #[error("{location} is empty: nothing has been built there")]
+    Empty {
         /// The directory.
         location: String,
     },
@@ -72,7 +80,10 @@ impl ReadError {
 
     /// Whether retrying later may succeed (a promotion may be in progress).
     pub fn is_transient(&self) -> bool {
-        matches!(self, Self::NotFound { .. } | Self::InProgress { .. })
+        matches!(
+            self,
+            Self::NotFound { .. } | Self::Empty { .. } | Self::InProgress { .. }
+        )
     }
 }
 
@@ -162,11 +173,9 @@ async fn read_head(
     store: &Store,
     location: &ArtifactLocation,
 ) -> Result<(SuccessMarker, Manifest, Bytes), ReadError> {
-    let success = read_success(store, location)
-        .await?
-        .ok_or_else(|| ReadError::NotFound {
-            location: location.to_string(),
-        })?;
+    let Some(success) = read_success(store, location).await? else {
+        return Err(missing_success(store, location).await);
+    };
     let bytes = read_verified_file(store, location, &success, MANIFEST_FILE).await?;
     let invalid = |line: Option<usize>, message: String| ReadError::Invalid {
         location: location.to_string(),
@@ -197,15 +206,15 @@ async fn read_head(
             ),
         ));
     }
-    if let ArtifactLocation::Commit(commit) = location {
-        if commit != &success.commit {
+    if let ArtifactLocation::Commit(id) = location {
+        if id != success.artifact_id() {
             return Err(ReadError::Invalid {
                 location: location.to_string(),
                 file: SUCCESS_FILE.to_string(),
                 line: None,
                 message: format!(
-                    "names commit {} but lives under commits/{commit}/",
-                    success.commit
+                    "names artifact {} but lives under commits/{id}/",
+                    success.artifact_id()
                 ),
             });
         }
@@ -219,6 +228,20 @@ async fn read_head(
         }
     }
     Ok((success, manifest, bytes))
+}
+
+/// Why `location` has no `_SUCCESS`: empty, or a write under way.
+async fn missing_success(store: &Store, location: &ArtifactLocation) -> ReadError {
+    let prefix = object_store::path::Path::from(location.prefix());
+    let mut listing = store.inner.list(Some(&prefix));
+    match futures::StreamExt::next(&mut listing).await {
+        None => ReadError::Empty {
+            location: location.to_string(),
+        },
+        Some(_) => ReadError::NotFound {
+            location: location.to_string(),
+        },
+    }
 }
 
 /// Reads and verifies every file of the artifact at `location`.

@@ -12,7 +12,7 @@ use crate::contract::ArtifactLocation;
 use crate::meili::{
     self, LoadOutcome, MeiliConfig, RetryPolicy, SearchOptions, SyncError, SyncOptions,
 };
-use crate::store::Store;
+use crate::store::{Store, StoreError, StoreOptions};
 
 /// Exit codes of the serving commands.
 pub mod exit {
@@ -204,23 +204,46 @@ impl CommandFailure {
     }
 }
 
-/// Runs a serving command; `default_store` applies when `--store` is absent.
-/// Returns the exit code (0 on success; `health` has its own codes).
-pub async fn run(command: ReaderCommand, default_store: &str) -> Result<u8, CommandFailure> {
+/// What the serving commands use when a flag is absent: the store, and how
+/// a remote store is reached (the builder's binary takes both from
+/// `pipeline.toml`, as its build does).
+#[derive(Debug, Clone, Default)]
+pub struct ServingDefaults {
+    /// The store when `--store` is absent.
+    pub store: String,
+    /// Endpoint, region, transport and retries of a remote store.
+    pub store_options: StoreOptions,
+}
+
+impl ServingDefaults {
+    /// Opens `--store`, else the default store, for reading.
+    fn open(&self, flag: Option<&str>) -> Result<Store, StoreError> {
+        Store::open_existing_with(flag.unwrap_or(&self.store), &self.store_options)
+    }
+}
+
+/// Runs a serving command with `defaults` for absent flags. Returns the
+/// exit code (0 on success; `health` has its own codes).
+pub async fn run(command: ReaderCommand, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
     match command {
-        ReaderCommand::Sync(args) => run_sync(args, default_store, false).await,
-        ReaderCommand::Load(args) => run_sync(args, default_store, true).await,
+        ReaderCommand::Sync(args) => run_sync(args, defaults, false).await,
+        ReaderCommand::Load(args) => run_sync(args, defaults, true).await,
         ReaderCommand::Search(args) => run_search(args).await,
-        ReaderCommand::Health(args) => run_health(args, default_store).await,
+        ReaderCommand::Health(args) => run_health(args, defaults).await,
         ReaderCommand::Eval(args) => run_eval(args).await,
     }
 }
 
-async fn run_sync(args: SyncArgs, default_store: &str, force: bool) -> Result<u8, CommandFailure> {
+async fn run_sync(
+    args: SyncArgs,
+    defaults: &ServingDefaults,
+    force: bool,
+) -> Result<u8, CommandFailure> {
     let config = args.meili.config().ok_or_else(|| {
         CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
     })?;
-    let store = Store::open(args.store.as_deref().unwrap_or(default_store))
+    let store = defaults
+        .open(args.store.as_deref())
         .map_err(|e| CommandFailure::new(exit::STORAGE, e))?;
     let options = SyncOptions {
         location: ArtifactLocation::parse(&args.commit),
@@ -395,9 +418,9 @@ async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
     Ok(0)
 }
 
-async fn run_health(args: HealthArgs, default_store: &str) -> Result<u8, CommandFailure> {
+async fn run_health(args: HealthArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
     let config = args.meili.config();
-    let store = Store::open(args.store.as_deref().unwrap_or(default_store)).ok();
+    let store = defaults.open(args.store.as_deref());
     let index = index_name(args.index, &args.meili.state);
     let report = meili::health(config.as_ref(), store.as_ref(), &index, &args.meili.state).await;
     if args.json {

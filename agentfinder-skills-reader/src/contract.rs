@@ -14,8 +14,13 @@ use serde_json::{Map, Value};
 /// Version of the artifact contract written into every manifest and `_SUCCESS`.
 ///
 /// 2 added `_vectors` to documents and `embedder` to the manifest (and its
-/// Meilisearch settings); readers accept 1 and 2.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Meilisearch settings). 3 added `skill_key` to documents (one per
+/// SKILL.md, unique across repositories: what "one hit per skill" groups
+/// on), `findings.ndjson` with every warning and skip (the manifest keeps
+/// counts and examples), and `artifact_id` / `build_digest`, so a commit
+/// rebuilt under another configuration gets an artifact of its own.
+/// Readers accept 1 to 3.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Oldest contract version this reader still reads.
 pub const MIN_SCHEMA_VERSION: u32 = 1;
@@ -26,12 +31,20 @@ pub const DOCUMENTS_FILE: &str = "hf-skills.ndjson";
 pub const CATALOG_FILE: &str = "ai-catalog.json";
 /// File name of the manifest.
 pub const MANIFEST_FILE: &str = "manifest.json";
+/// File name of every warning and skip of a build, one JSON object a line
+/// (schema 3): `{"path", "line"?, "class", "message", "severity": "warning"|"skipped"}`.
+pub const FINDINGS_FILE: &str = "findings.ndjson";
 /// File name of the completion marker, always the last file written.
 pub const SUCCESS_FILE: &str = "_SUCCESS";
 
-/// The data files of an artifact in the order they are written; `_SUCCESS`
-/// follows them and vouches for each.
+/// The data files every artifact has, in the order they are written;
+/// `_SUCCESS` follows them and vouches for each (and for
+/// [`FINDINGS_FILE`], written before the manifest, from schema 3 on).
 pub const DATA_FILES: [&str; 3] = [DOCUMENTS_FILE, CATALOG_FILE, MANIFEST_FILE];
+
+/// Warnings and skips the manifest quotes per class; the rest are in
+/// [`FINDINGS_FILE`] only, so the manifest stays small whatever the corpus.
+pub const MANIFEST_EXAMPLES_PER_CLASS: usize = 5;
 
 /// `kind` of the one document per skill.
 pub const KIND_SKILL: &str = "skill";
@@ -64,6 +77,18 @@ pub struct SuccessMarker {
     pub generated_at: String,
     /// Digest and size of each data file, by file name.
     pub files: BTreeMap<String, FileDigest>,
+    /// The artifact's id: the folder name under `commits/` (schema 3): the
+    /// commit, or `<commit>.<build digest>` for a rebuild of a commit under
+    /// another configuration. Absent before schema 3, where it is the commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_id: Option<String>,
+}
+
+impl SuccessMarker {
+    /// The folder name under `commits/` this marker belongs in.
+    pub fn artifact_id(&self) -> &str {
+        self.artifact_id.as_deref().unwrap_or(&self.commit)
+    }
 }
 
 /// Builder that wrote an artifact.
@@ -161,10 +186,27 @@ pub struct Manifest {
     pub config_digest: String,
     /// Meilisearch settings to apply before loading.
     pub meilisearch: MeilisearchConfig,
-    /// Files left out, with reasons.
+    /// Files left out, with reasons: from schema 3 the first
+    /// [`MANIFEST_EXAMPLES_PER_CLASS`] of each class (every one is in
+    /// [`FINDINGS_FILE`]; `skipped_counts` counts them all).
     pub skipped: Vec<SkippedFile>,
-    /// Warnings, per file.
+    /// Warnings, per file: from schema 3 the first
+    /// [`MANIFEST_EXAMPLES_PER_CLASS`] of each class (as `skipped`).
     pub warnings: Vec<BuildWarning>,
+    /// Skipped files per class (schema 3).
+    #[serde(default)]
+    pub skipped_counts: BTreeMap<String, u64>,
+    /// Warnings per class (schema 3).
+    #[serde(default)]
+    pub warning_counts: BTreeMap<String, u64>,
+    /// The artifact's id, as in `_SUCCESS` (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_id: Option<String>,
+    /// sha256 of what shaped the documents: the configuration digest, the
+    /// schema version and whether vectors were computed (schema 3). Two
+    /// builds of a commit with one digest are the same artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_digest: Option<String>,
     /// The embedder whose vectors the documents carry; `null` when the build
     /// ran without embeddings (schema 2).
     #[serde(default)]
@@ -201,6 +243,10 @@ pub struct Document {
     pub repo: String,
     /// Folder name of the skill.
     pub skill: String,
+    /// One key per SKILL.md, unique across repositories: `<repo>:<path>`
+    /// (schema 3). Search groups hits on it; see [`skill_key_of`].
+    #[serde(default)]
+    pub skill_key: String,
     /// Frontmatter `name`, else the folder name.
     pub skill_name: String,
     /// Frontmatter `description`, or empty.
@@ -252,6 +298,23 @@ pub struct Document {
     pub vectors: Option<Value>,
 }
 
+/// The key of the skill a document (as JSON) belongs to: its `skill_key`,
+/// or for documents before schema 3, `<repo>:<path>` built the same way.
+pub fn skill_key_of(document: &Value) -> String {
+    match document.get("skill_key").and_then(Value::as_str) {
+        Some(key) if !key.is_empty() => key.to_string(),
+        _ => {
+            let text = |k: &str| document.get(k).and_then(Value::as_str).unwrap_or_default();
+            skill_key(text("repo"), text("path"))
+        }
+    }
+}
+
+/// The `skill_key` of the SKILL.md at `path` in `repo`.
+pub fn skill_key(repo: &str, path: &str) -> String {
+    format!("{repo}:{path}")
+}
+
 /// Longest id Meilisearch accepts, in bytes.
 pub const MAX_ID_BYTES: usize = 511;
 
@@ -281,6 +344,14 @@ impl ArtifactLocation {
             Self::Latest
         } else {
             Self::Commit(text.to_string())
+        }
+    }
+
+    /// The artifact id of a `commits/<id>/` location; `None` for `latest/`.
+    pub fn commit_id(&self) -> Option<&str> {
+        match self {
+            Self::Commit(id) => Some(id),
+            Self::Latest => None,
         }
     }
 

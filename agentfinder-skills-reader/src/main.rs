@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use agentfinder_skills_reader::cli::{run, ReaderCommand};
+use agentfinder_skills_reader::cli::{run, ReaderCommand, ServingDefaults};
 
 #[derive(Parser)]
 #[command(
@@ -29,7 +29,11 @@ struct Cli {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command, &cli.default_store).await {
+    let defaults = ServingDefaults {
+        store: cli.default_store,
+        store_options: Default::default(),
+    };
+    match run(cli.command, &defaults).await {
         Ok(code) => ExitCode::from(code),
         Err(failure) => {
             eprintln!("error: {}", failure.message);

@@ -23,12 +23,24 @@ pub enum StoreError {
         url: String,
     },
     /// The local folder could not be created or opened.
-    #[error("cannot open store folder {path}: {source}")]
+    #[error("cannot open store folder {path}: {error}")]
     Folder {
         /// The folder.
         path: String,
         /// What went wrong.
-        source: std::io::Error,
+        error: std::io::Error,
+    },
+    /// The store names a file, not a folder.
+    #[error("store {path} is a file, not a folder: name a folder (or an object_store URL)")]
+    NotAFolder {
+        /// The path.
+        path: String,
+    },
+    /// A reader was pointed at a local folder that does not exist.
+    #[error("empty store: {path} does not exist (nothing has been built into it; `agentfinder-skills build --store {path}` makes one)")]
+    Empty {
+        /// The folder.
+        path: String,
     },
     /// The object store client rejected its configuration.
     #[error("cannot open store {url}: {message}")]
@@ -127,12 +139,22 @@ impl Store {
     /// override endpoint, region and transport, and always set the retry
     /// policy explicitly.
     pub fn open_with(spec: &str, options: &StoreOptions) -> Result<Self, StoreError> {
+        Self::open_inner(spec, options, true)
+    }
+
+    /// Opens `spec` as [`Store::open_with`] does, for reading only: a local
+    /// folder that does not exist is [`StoreError::Empty`], not created.
+    pub fn open_existing_with(spec: &str, options: &StoreOptions) -> Result<Self, StoreError> {
+        Self::open_inner(spec, options, false)
+    }
+
+    fn open_inner(spec: &str, options: &StoreOptions, create: bool) -> Result<Self, StoreError> {
         let display = redact_url(spec);
         let Some((scheme, rest)) = spec.split_once("://") else {
-            return Self::open_folder(std::path::Path::new(spec), display);
+            return Self::open_folder(std::path::Path::new(spec), display, create);
         };
         if scheme == "file" {
-            return Self::open_folder(std::path::Path::new(rest), display);
+            return Self::open_folder(std::path::Path::new(rest), display, create);
         }
         let rest = rest.split('?').next().unwrap_or(rest);
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
@@ -219,11 +241,21 @@ impl Store {
         }
     }
 
-    fn open_folder(path: &std::path::Path, display: String) -> Result<Self, StoreError> {
-        let folder_error = |source| StoreError::Folder {
+    fn open_folder(
+        path: &std::path::Path,
+        display: String,
+        create: bool,
+    ) -> Result<Self, StoreError> {
+        let folder_error = |error| StoreError::Folder {
             path: display.clone(),
-            source,
+            error,
         };
+        if path.is_file() {
+            return Err(StoreError::NotAFolder { path: display });
+        }
+        if !path.exists() && !create {
+            return Err(StoreError::Empty { path: display });
+        }
         std::fs::create_dir_all(path).map_err(folder_error)?;
         let absolute = std::fs::canonicalize(path).map_err(folder_error)?;
         let inner = LocalFileSystem::new_with_prefix(&absolute)

@@ -402,17 +402,17 @@ async fn health_reports_each_state_with_its_exit_code() {
     let setup = artifact();
     let state = setup.options.state_path.clone();
 
-    let report = health(None, Some(&setup.store), INDEX, &state).await;
+    let report = health(None, Ok(&setup.store), INDEX, &state).await;
     assert_eq!((report.configured, report.exit_code()), (false, 10));
     assert_eq!(report.artifact_commit.as_deref(), Some("c1"));
 
     let mut down = MeiliConfig::new("http://127.0.0.1:1");
     down.retry = RetryPolicy::exponential(Duration::from_millis(1), 1);
-    let report = health(Some(&down), Some(&setup.store), INDEX, &state).await;
+    let report = health(Some(&down), Ok(&setup.store), INDEX, &state).await;
     assert_eq!((report.reachable, report.exit_code()), (false, 11));
 
     let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
-    let report = health(Some(&config(&server)), Some(&setup.store), INDEX, &state).await;
+    let report = health(Some(&config(&server)), Ok(&setup.store), INDEX, &state).await;
     assert_eq!(
         (report.reachable, report.loaded, report.exit_code()),
         (true, false, 12)
@@ -422,7 +422,7 @@ async fn health_reports_each_state_with_its_exit_code() {
         .await
         .unwrap();
     answer_stats(&server, stats(4)).await;
-    let report = health(Some(&config(&server)), Some(&setup.store), INDEX, &state).await;
+    let report = health(Some(&config(&server)), Ok(&setup.store), INDEX, &state).await;
     assert_eq!(
         (report.loaded, report.stale, report.exit_code()),
         (true, false, 0),
@@ -437,7 +437,7 @@ async fn health_reports_each_state_with_its_exit_code() {
         INDEX,
         &common::sample_docs("c2"),
     );
-    let report = health(Some(&config(&server)), Some(&setup.store), INDEX, &state).await;
+    let report = health(Some(&config(&server)), Ok(&setup.store), INDEX, &state).await;
     assert_eq!((report.stale, report.exit_code()), (true, 13));
 }
 

@@ -42,6 +42,7 @@ fn write(dir: &std::path::Path, prefix: &str, commit: &str) {
         commit: commit.into(),
         generated_at: "t".into(),
         files,
+        artifact_id: None,
     };
     std::fs::write(
         root.join(SUCCESS_FILE),
@@ -72,6 +73,18 @@ async fn no_success_marker_means_not_found() {
         .await
         .unwrap_err();
     assert!(matches!(err, ReadError::NotFound { .. }), "{err}");
+    assert!(err.is_transient());
+}
+
+#[tokio::test]
+async fn a_folder_with_nothing_in_it_is_empty_not_in_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = read_artifact(&store(&dir), &ArtifactLocation::Latest)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ReadError::Empty { .. }), "{err}");
+    assert!(err.to_string().contains("nothing has been built"), "{err}");
+    // A first promotion may be about to fill it: a reader retries.
     assert!(err.is_transient());
 }
 

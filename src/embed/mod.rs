@@ -237,29 +237,46 @@ fn select_device(choice: EmbedDevice) -> Result<candle_core::Device, EmbedError>
     }
 }
 
-/// `model_dir`, else the Hub cache's snapshot of the pinned revision, else
-/// (when `download` is on and `HF_HUB_OFFLINE` is not set) a download into
-/// the Hub cache.
-fn model_dir(settings: &EmbedSettings) -> Result<PathBuf, EmbedError> {
-    let mut looked = Vec::new();
+/// Where the model's files are on disk, without downloading: `model_dir`,
+/// else the Hub cache's snapshot of the pinned revision; `Err` lists where
+/// it looked.
+fn local_model_dir(settings: &EmbedSettings) -> Result<PathBuf, Vec<String>> {
     let mut candidates = Vec::new();
     if let Some(dir) = &settings.model_dir {
         candidates.push(dir.clone());
     }
-    let hub_cache = hub::hub_cache_dir();
-    if let Some(hub_cache) = &hub_cache {
+    if let Some(hub_cache) = hub::hub_cache_dir() {
         candidates.push(hub::snapshot_dir(
-            hub_cache,
+            &hub_cache,
             &settings.model,
             &settings.revision,
         ));
     }
+    let mut looked = Vec::new();
     for dir in candidates {
         if hub::MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
             return Ok(dir);
         }
         looked.push(dir.display().to_string());
     }
+    Err(looked)
+}
+
+/// Whether the model's files are on disk (nothing is loaded or downloaded):
+/// what a build expects before it decides an existing artifact will do.
+pub fn model_on_disk(settings: &EmbedSettings) -> bool {
+    local_model_dir(settings).is_ok()
+}
+
+/// `model_dir`, else the Hub cache's snapshot of the pinned revision, else
+/// (when `download` is on and `HF_HUB_OFFLINE` is not set) a download into
+/// the Hub cache.
+fn model_dir(settings: &EmbedSettings) -> Result<PathBuf, EmbedError> {
+    let looked = match local_model_dir(settings) {
+        Ok(dir) => return Ok(dir),
+        Err(looked) => looked,
+    };
+    let hub_cache = hub::hub_cache_dir();
     let missing = |why: String| EmbedError::ModelMissing {
         model: settings.model.clone(),
         revision: settings.revision.clone(),

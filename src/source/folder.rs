@@ -20,6 +20,13 @@ pub(super) fn resolve(
     reference: Option<&str>,
     default_branch: &str,
 ) -> Result<Snapshot, SourceError> {
+    if let Some(reference) = reference {
+        return Err(SourceError::Resolve {
+            reference: reference.to_string(),
+            source_name: root.display().to_string(),
+            message: "a plain folder is not a git repository and has no branches, tags or commits; drop --ref, or point --source at a git clone".into(),
+        });
+    }
     let entries = list(root)?;
     let mut digest = Sha256::new();
     let mut newest = 0i64;
@@ -53,12 +60,13 @@ pub(super) fn resolve(
     let version = Version {
         id: format!("{FOLDER_VERSION_PREFIX}{}", &hex[..40]),
         time: newest,
-        branch: reference.unwrap_or(default_branch).to_string(),
+        branch: default_branch.to_string(),
         is_git: false,
     };
     Ok(Snapshot {
         version,
         display: root.display().to_string(),
+        remote_url: None,
         inner: super::Inner::Folder(root.to_path_buf()),
     })
 }

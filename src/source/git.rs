@@ -61,7 +61,15 @@ impl GitSource {
     }
 }
 
-/// Resolves `reference` (or HEAD) in `repo` to a commit and wraps it.
+/// The `origin` remote's fetch URL, credentials removed.
+pub(super) fn origin_url(repo: &gix::Repository) -> Option<String> {
+    let remote = repo.find_remote("origin").ok()?;
+    let url = remote.url(gix::remote::Direction::Fetch)?;
+    Some(redact_url(&url.to_bstring().to_string()))
+}
+
+/// Resolves `reference` (or HEAD) in `repo` to a commit and wraps it; the
+/// snapshot's remote is the repository's `origin`.
 pub(super) fn resolve(
     repo: gix::Repository,
     reference: Option<&str>,
@@ -69,6 +77,7 @@ pub(super) fn resolve(
     display: String,
 ) -> Result<Snapshot, SourceError> {
     let commit_id = resolve_commit(&repo, reference, &display)?;
+    let origin = origin_url(&repo);
     let branch = match reference {
         Some(name) if !looks_like_commit(name) => name
             .trim_start_matches("refs/heads/")
@@ -76,7 +85,9 @@ pub(super) fn resolve(
             .to_string(),
         _ => head_branch(&repo).unwrap_or_else(|| default_branch.to_string()),
     };
-    snapshot_at(repo.into_sync(), commit_id, branch, display)
+    let mut snapshot = snapshot_at(repo.into_sync(), commit_id, branch, display)?;
+    snapshot.remote_url = origin;
+    Ok(snapshot)
 }
 
 /// A snapshot of `commit_id` in `repo`.

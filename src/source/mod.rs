@@ -12,6 +12,7 @@
 
 mod folder;
 mod git;
+pub mod identity;
 
 use std::path::{Path, PathBuf};
 
@@ -89,7 +90,7 @@ pub struct Version {
     pub time: i64,
     /// The branch (or ref) the version was taken from.
     pub branch: String,
-    /// Whether it came from git.
+    /// Whether it came from git (a plain folder's id pins no commit a web link could name).
     pub is_git: bool,
 }
 
@@ -130,6 +131,9 @@ pub struct Snapshot {
     pub version: Version,
     /// Where it came from, with credentials removed.
     pub display: String,
+    /// The URL it was cloned from, or a local clone's `origin` remote,
+    /// with credentials removed; `None` for a plain folder or no remote.
+    pub remote_url: Option<String>,
     inner: Inner,
 }
 
@@ -149,12 +153,10 @@ pub fn open(
     match spec {
         SourceSpec::Remote(url) => {
             let repo = git::clone_or_fetch(url, reference, cache_dir, false)?;
-            git::resolve(
-                repo,
-                reference,
-                default_branch,
-                agentfinder_skills_reader::store::redact_url(url),
-            )
+            let display = agentfinder_skills_reader::store::redact_url(url);
+            let mut snapshot = git::resolve(repo, reference, default_branch, display.clone())?;
+            snapshot.remote_url = Some(display);
+            Ok(snapshot)
         }
         SourceSpec::Local(path) => {
             if !path.exists() {
@@ -175,6 +177,8 @@ pub struct History {
     repo: gix::ThreadSafeRepository,
     /// Where it came from, with credentials removed.
     pub display: String,
+    /// The URL it was cloned from, or its `origin` remote (see [`Snapshot::remote_url`]).
+    pub remote_url: Option<String>,
     /// Branch recorded in every artifact of the walk.
     pub branch: String,
 }
@@ -187,11 +191,15 @@ pub fn open_history(
     cache_dir: &Path,
     default_branch: &str,
 ) -> Result<History, SourceError> {
-    let (repo, display) = match spec {
-        SourceSpec::Remote(url) => (
-            git::clone_or_fetch(url, reference, cache_dir, true)?,
-            agentfinder_skills_reader::store::redact_url(url),
-        ),
+    let (repo, display, remote_url) = match spec {
+        SourceSpec::Remote(url) => {
+            let display = agentfinder_skills_reader::store::redact_url(url);
+            (
+                git::clone_or_fetch(url, reference, cache_dir, true)?,
+                display.clone(),
+                Some(display),
+            )
+        }
         SourceSpec::Local(path) => {
             if !path.exists() {
                 return Err(SourceError::Missing(path.display().to_string()));
@@ -200,7 +208,8 @@ pub fn open_history(
                 source_name: path.display().to_string(),
                 message: format!("a backfill needs a git repository: {e}"),
             })?;
-            (repo, path.display().to_string())
+            let origin = git::origin_url(&repo);
+            (repo, path.display().to_string(), origin)
         }
     };
     let branch = match reference {
@@ -216,6 +225,7 @@ pub fn open_history(
     Ok(History {
         repo: repo.into_sync(),
         display,
+        remote_url,
         branch,
     })
 }
@@ -238,12 +248,14 @@ impl History {
 
     /// A snapshot of one commit.
     pub fn snapshot(&self, commit: gix::ObjectId) -> Result<Snapshot, SourceError> {
-        git::snapshot_at(
+        let mut snapshot = git::snapshot_at(
             self.repo.clone(),
             commit,
             self.branch.clone(),
             self.display.clone(),
-        )
+        )?;
+        snapshot.remote_url = self.remote_url.clone();
+        Ok(snapshot)
     }
 }
 
@@ -253,6 +265,7 @@ impl Snapshot {
         Self {
             version,
             display,
+            remote_url: None,
             inner: Inner::Git(Box::new(source)),
         }
     }

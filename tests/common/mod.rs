@@ -22,6 +22,13 @@ impl GitRepo {
         repo
     }
 
+    /// A repository whose `origin` is `url`, as a clone of it would be.
+    pub fn with_origin(url: &str) -> Self {
+        let repo = Self::new();
+        repo.git(&["remote", "add", "origin", url]);
+        repo
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
@@ -70,13 +77,23 @@ pub fn skill(name: &str, description: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n{body}")
 }
 
-/// The binary, kept off the network: a build without a local model would
-/// otherwise try to download one from the Hub.
+/// The binary, kept off the network (a build without a local model would
+/// otherwise try to download one from the Hub) and off the user's Hugging
+/// Face cache: a model there would make every build embed with a debug
+/// binary, so the suite's duration would depend on the machine. Tests about
+/// embedding name their model folder explicitly.
 pub fn binary() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"));
-    command.env("HF_HUB_OFFLINE", "1");
+    command
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HUB_CACHE", "/nonexistent/agentfinder-tests/hub")
+        .env_remove("HF_HOME");
     command
 }
+
+/// Set (to 1) where the model must be present: an embedding test then
+/// fails instead of skipping (`.ci/run` sets it, after fetching the model).
+pub const REQUIRE_MODEL_ENV: &str = "AGENTFINDER_REQUIRE_MODEL";
 
 /// The all-MiniLM-L6-v2 files scripts/fetch-model.sh unpacks (or
 /// `$AGENTFINDER_MODEL_DIR`), or `None`, saying why, when they are absent.
@@ -88,6 +105,11 @@ pub fn model_dir() -> Option<PathBuf> {
         });
     if dir.join("model.safetensors").is_file() {
         Some(dir)
+    } else if std::env::var_os(REQUIRE_MODEL_ENV).is_some_and(|v| v == "1") {
+        panic!(
+            "no model in {} and {REQUIRE_MODEL_ENV}=1: run scripts/fetch-model.sh",
+            dir.display()
+        );
     } else {
         eprintln!(
             "skipped: no model in {} (run scripts/fetch-model.sh)",

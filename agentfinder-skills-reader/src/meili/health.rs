@@ -10,7 +10,7 @@ use super::sidecar::LoadedState;
 use super::MeiliConfig;
 use crate::artifact::read_manifest;
 use crate::contract::ArtifactLocation;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// Health of the serving side.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -29,6 +29,9 @@ pub struct HealthReport {
     pub document_count: Option<u64>,
     /// Commit of the store's `latest/`, if complete.
     pub artifact_commit: Option<String>,
+    /// The store's `latest/` could be read (opened, complete, digests
+    /// matching). When false, freshness is unknown: never reported fresh.
+    pub store_readable: bool,
     /// The live index is behind the store (or not loaded).
     pub stale: bool,
     /// Why something is not well, scrubbed of secrets.
@@ -37,7 +40,8 @@ pub struct HealthReport {
 
 impl HealthReport {
     /// Exit code for scripts: 0 loaded and fresh, 10 not configured,
-    /// 11 unreachable, 12 not loaded, 13 stale.
+    /// 11 unreachable, 12 not loaded, 13 stale, 14 loaded but the store's
+    /// artifact cannot be read, so freshness is unknown.
     pub fn exit_code(&self) -> u8 {
         if !self.configured {
             10
@@ -45,6 +49,8 @@ impl HealthReport {
             11
         } else if !self.loaded {
             12
+        } else if !self.store_readable {
+            14
         } else if self.stale {
             13
         } else {
@@ -53,10 +59,11 @@ impl HealthReport {
     }
 }
 
-/// Checks Meilisearch, the loaded state and the store.
+/// Checks Meilisearch, the loaded state and the store (`Err` when the store
+/// could not even be opened).
 pub async fn health(
     config: Option<&MeiliConfig>,
-    store: Option<&Store>,
+    store: Result<&Store, &StoreError>,
     index: &str,
     state_path: &Path,
 ) -> HealthReport {
@@ -64,11 +71,15 @@ pub async fn health(
     let state = LoadedState::read(state_path);
     report.loaded_commit = state.as_ref().map(|s| s.source_commit.clone());
     report.schema_version = state.as_ref().map(|s| s.schema_version);
-    if let Some(store) = store {
-        match read_manifest(store, &ArtifactLocation::Latest).await {
-            Ok((_, manifest)) => report.artifact_commit = Some(manifest.source_commit),
+    match store {
+        Ok(store) => match read_manifest(store, &ArtifactLocation::Latest).await {
+            Ok((_, manifest)) => {
+                report.artifact_commit = Some(manifest.source_commit);
+                report.store_readable = true;
+            }
             Err(e) => report.problems.push(format!("artifact: {e}")),
-        }
+        },
+        Err(e) => report.problems.push(format!("store: {e}")),
     }
     let Some(config) = config else {
         report
@@ -105,6 +116,7 @@ pub async fn health(
             .push("the live index does not hold the recorded artifact".into());
     }
     report.stale = !report.loaded
+        || !report.store_readable
         || match (&report.artifact_commit, &report.loaded_commit) {
             (Some(artifact), Some(loaded)) => artifact != loaded,
             _ => false,

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::retry::call;
 use super::{MeiliConfig, MeiliError};
-use crate::contract::SKILL_MEDIA_TYPE;
+use crate::contract::{skill_key_of, SKILL_MEDIA_TYPE};
 
 /// What to search.
 #[derive(Debug, Clone)]
@@ -63,6 +63,8 @@ pub struct SearchMetadata {
     pub skill: String,
     /// Path of the SKILL.md.
     pub path: String,
+    /// The skill's key, unique across repositories (`<repo>:<path>`).
+    pub skill_key: String,
     /// Source commit.
     pub commit: String,
     /// Same as `score`.
@@ -134,7 +136,7 @@ async fn keyword_or_hybrid(
                     q.with_filter(filter);
                 }
                 if distinct {
-                    q.with_distinct("skill");
+                    q.with_distinct(SKILL_KEY_FIELD);
                 }
                 if let Some((embedder, ratio)) = &options.hybrid {
                     q.with_hybrid(embedder, *ratio);
@@ -153,15 +155,31 @@ async fn keyword_or_hybrid(
         }
         other => other?,
     };
-    let mut seen = std::collections::HashSet::new();
     let hits = results
         .hits
         .into_iter()
-        .map(|hit| to_result(&hit.result, hit.ranking_score.unwrap_or(0.0)))
-        .filter(|r| options.all_sections || seen.insert(r.metadata.skill.clone()))
-        .take(options.limit)
-        .collect();
-    Ok(hits)
+        .map(|hit| (hit.result, hit.ranking_score.unwrap_or(0.0)));
+    Ok(best_per_skill(hits, options.all_sections, options.limit))
+}
+
+/// The document field one hit per skill is grouped on (schema 3).
+pub const SKILL_KEY_FIELD: &str = "skill_key";
+
+/// Turns ranked hits into results, keeping the first (best) hit of each
+/// skill unless `all_sections`: the client-side half of "one hit per
+/// skill", for servers without search-time `distinct` and indexes loaded
+/// before `skill_key` existed (grouped on `<repo>:<path>`).
+pub fn best_per_skill(
+    hits: impl IntoIterator<Item = (Value, f64)>,
+    all_sections: bool,
+    limit: usize,
+) -> Vec<SearchResult> {
+    let mut seen = std::collections::HashSet::new();
+    hits.into_iter()
+        .filter(|(doc, _)| all_sections || seen.insert(skill_key_of(doc)))
+        .map(|(doc, score)| to_result(&doc, score))
+        .take(limit)
+        .collect()
 }
 
 fn to_result(doc: &Value, score: f64) -> SearchResult {
@@ -190,6 +208,7 @@ fn to_result(doc: &Value, score: f64) -> SearchResult {
             source_type: "meilisearch".to_string(),
             skill: text("skill"),
             path: text("path"),
+            skill_key: skill_key_of(doc),
             commit: text("commit"),
             ranking_score: score,
             kind,
@@ -222,5 +241,55 @@ mod tests {
             1.0,
         );
         assert_eq!(skill.description, "Reads PDFs");
+    }
+
+    #[test]
+    fn one_hit_per_skill_means_one_per_skill_md_not_per_folder_name() {
+        let hit = |repo: &str, path: &str, id: &str, key: Option<&str>| {
+            let mut doc = json!({"id": id, "repo": repo, "path": path, "skill": "pdf-tools", "kind": "skill_section"});
+            if let Some(key) = key {
+                doc["skill_key"] = json!(key);
+            }
+            doc
+        };
+        let hits = vec![
+            (
+                hit(
+                    "o/a",
+                    "skills/pdf-tools/SKILL.md",
+                    "1",
+                    Some("o/a:skills/pdf-tools/SKILL.md"),
+                ),
+                0.9,
+            ),
+            (
+                hit(
+                    "o/a",
+                    "plugin-a/skills/pdf-tools/SKILL.md",
+                    "2",
+                    Some("o/a:plugin-a/skills/pdf-tools/SKILL.md"),
+                ),
+                0.8,
+            ),
+            (
+                hit(
+                    "o/a",
+                    "skills/pdf-tools/SKILL.md",
+                    "3",
+                    Some("o/a:skills/pdf-tools/SKILL.md"),
+                ),
+                0.7,
+            ),
+            // Indexed before schema 3: no skill_key, grouped on repo and path.
+            (hit("o/b", "skills/pdf-tools/SKILL.md", "4", None), 0.6),
+            (hit("o/b", "skills/pdf-tools/SKILL.md", "5", None), 0.5),
+        ];
+        let ids: Vec<String> = best_per_skill(hits.clone(), false, 10)
+            .into_iter()
+            .map(|r| r.identifier)
+            .collect();
+        assert_eq!(ids, ["o-a:1", "o-a:2", "o-b:4"]);
+        assert_eq!(best_per_skill(hits.clone(), true, 10).len(), 5);
+        assert_eq!(best_per_skill(hits, false, 2).len(), 2);
     }
 }

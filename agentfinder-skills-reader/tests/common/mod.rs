@@ -73,6 +73,7 @@ pub fn write_artifact(
         commit: commit.into(),
         generated_at: "2026-01-01T00:00:00Z".into(),
         files: all,
+        artifact_id: None,
     };
     std::fs::write(
         root.join(SUCCESS_FILE),

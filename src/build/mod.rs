@@ -1,0 +1,352 @@
+//! The build command: clone -> walk -> parse/chunk -> validate -> embed ->
+//! write -> promote, each stage a call.
+
+mod stage;
+mod summary;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use agentfinder_skills_reader::artifact::ReadError;
+use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest};
+use agentfinder_skills_reader::store::Store;
+
+pub use self::summary::{BuildStatus, BuildSummary};
+use crate::assemble::{AssembleError, Assembled};
+use crate::config::Config;
+use crate::embed::EmbedError;
+use crate::extract::ParseCache;
+use crate::failpoint::failpoint;
+use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
+use crate::promote::{promote, PromoteError, PromotePolicy};
+use crate::report::Reporter;
+pub use crate::run::RunContext;
+use crate::source::identity::{identify, IdentityInputs};
+use crate::source::{self, Snapshot, SourceError, SourceSpec};
+use crate::staging::remove_stale;
+use crate::validate::{DocumentError, StrictPolicy};
+use crate::variant::{target, Target};
+use crate::walk::GlobError;
+use crate::write::{write_commit, WriteError, WriteOutcome};
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct BuildRequest {
+    /// Effective configuration.
+    pub config: Config,
+    /// Where to read.
+    pub source: SourceSpec,
+    /// Branch, tag or commit.
+    pub reference: Option<String>,
+    /// Promote `latest/` afterwards.
+    pub promote: bool,
+    /// Skip promotion's age, repository and shrink checks.
+    pub force: bool,
+    /// What fails the build.
+    pub strict: StrictPolicy,
+}
+
+/// A build failed; the variant is the failure class (and exit code).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The source could not be opened or read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The configuration is unusable.
+    #[error(transparent)]
+    Glob(#[from] GlobError),
+    /// `--strict` found problems, or a document broke the contract.
+    #[error("{0}")]
+    Validation(String),
+    /// An existing artifact in the store could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The store failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// Promotion failed or was refused.
+    #[error(transparent)]
+    Promote(#[from] PromoteError),
+    /// A builder lock could not be taken, or was lost.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The embed stage could not load or run its model.
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    /// A background task died.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<DocumentError> for BuildError {
+    fn from(e: DocumentError) -> Self {
+        Self::Validation(e.to_string())
+    }
+}
+
+impl From<AssembleError> for BuildError {
+    fn from(e: AssembleError) -> Self {
+        match e {
+            AssembleError::Document(e) => e.into(),
+            AssembleError::Io(e) => Self::Internal(format!("staging the artifact: {e}")),
+            AssembleError::Embed(e) => Self::Embed(e),
+        }
+    }
+}
+
+/// Runs a build into `store`.
+pub async fn build(
+    request: BuildRequest,
+    store: &Store,
+    reporter: &Reporter,
+) -> Result<BuildSummary, BuildError> {
+    let started = Instant::now();
+    let snapshot = open_source(&request).await?;
+    let request = BuildRequest {
+        config: config_for_source(
+            &request.config,
+            &snapshot.display,
+            snapshot.remote_url.as_deref(),
+            snapshot.version.is_git,
+            reporter,
+        ),
+        ..request
+    };
+    reporter.info(
+        "source",
+        format!(
+            "source {} ({}) at {} ({})",
+            snapshot.display,
+            request.config.repo(),
+            snapshot.version.id,
+            snapshot.version.branch
+        ),
+    );
+
+    let run = RunContext::new(&request.config, ParseCache::disabled());
+    let outcome: Result<BuildSummary, BuildError> = async {
+        let mut summary = build_commit(&request, snapshot, store, reporter, run.clone()).await?;
+        summary.store = store.display.clone();
+        if request.promote {
+            let policy = PromotePolicy {
+                force: request.force,
+                max_shrink_ratio: request.config.promote.max_shrink_ratio,
+            };
+            summary.promotion = Some(promote(store, &summary.artifact, policy).await?);
+        }
+        Ok(summary)
+    }
+    .await;
+    // After promotion, so sharing never delays latest/; after a failure too,
+    // so what was embedded is kept.
+    run.share_vectors(store, reporter).await;
+    let mut summary = outcome?;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+/// `config` with the repository identity of the source filled in (see
+/// [`crate::source::identity`]); warns once when nothing names it.
+pub fn config_for_source(
+    config: &Config,
+    location: &str,
+    remote_url: Option<&str>,
+    pins_commit: bool,
+    reporter: &Reporter,
+) -> Config {
+    let identity = identify(IdentityInputs {
+        explicit_repo: config.source.repo.as_deref(),
+        explicit_url: config.source.url.as_deref(),
+        remote_url,
+        location,
+    });
+    if let Some(advice) = &identity.unnamed {
+        reporter.warn("source", advice.clone());
+    }
+    config.for_source(&identity, pins_commit)
+}
+
+/// Makes an artifact of `snapshot` complete in the store: a no-op when one
+/// built the same way exists, else a build under the commit's lock (a
+/// builder that waited for the lock finds it complete). `run` carries parse
+/// results and the embedder across commits.
+pub async fn build_commit(
+    request: &BuildRequest,
+    snapshot: Snapshot,
+    store: &Store,
+    reporter: &Reporter,
+    run: RunContext,
+) -> Result<BuildSummary, BuildError> {
+    let commit = snapshot.version.id.clone();
+    let vectors = run.expects_vectors();
+    if let Target::Complete { location, manifest } =
+        target(store, &commit, &request.config, vectors).await?
+    {
+        return Ok(already_built(&location, &manifest));
+    }
+    let purpose = format!("build {commit}");
+    let lock = StoreLock::acquire(
+        store,
+        &format!("commit-{commit}"),
+        &purpose,
+        LockTimes::from_env(),
+    )
+    .await?;
+    let guard = lock.guard();
+    with_lock(lock, async {
+        failpoint("commit-after-lock");
+        match target(store, &commit, &request.config, vectors).await? {
+            Target::Complete { location, manifest } => Ok(already_built(&location, &manifest)),
+            Target::Build { .. } => {
+                build_new(request, snapshot, store, reporter, run, &guard).await
+            }
+        }
+    })
+    .await
+}
+
+async fn open_source(request: &BuildRequest) -> Result<Snapshot, BuildError> {
+    let spec = request.source.clone();
+    let reference = request.reference.clone();
+    let cache = PathBuf::from(&request.config.source.cache_dir);
+    let branch = request.config.source.branch.clone();
+    tokio::task::spawn_blocking(move || source::open(&spec, reference.as_deref(), &cache, &branch))
+        .await
+        .map_err(|e| BuildError::Internal(e.to_string()))?
+        .map_err(BuildError::from)
+}
+
+/// The summary of an artifact that was there already.
+fn already_built(location: &ArtifactLocation, manifest: &Manifest) -> BuildSummary {
+    BuildSummary {
+        commit: manifest.source_commit.clone(),
+        artifact: artifact_id(location),
+        status: BuildStatus::AlreadyBuilt,
+        rebuild_reason: None,
+        skills: manifest.skill_count,
+        documents: manifest.document_count,
+        skipped: count(&manifest.skipped_counts, manifest.skipped.len()),
+        warnings: count(&manifest.warning_counts, manifest.warnings.len()),
+        promotion: None,
+        store: String::new(),
+        load: None,
+        embedded: 0,
+        cached: 0,
+        embed_seconds: 0.0,
+        seconds: 0.0,
+    }
+}
+
+/// Findings of a manifest: its counts (schema 3), else the length of its list.
+fn count(counts: &std::collections::BTreeMap<String, u64>, listed: usize) -> u64 {
+    if counts.is_empty() {
+        listed as u64
+    } else {
+        counts.values().sum()
+    }
+}
+
+fn artifact_id(location: &ArtifactLocation) -> String {
+    location.commit_id().unwrap_or("latest").to_string()
+}
+
+async fn build_new(
+    request: &BuildRequest,
+    snapshot: Snapshot,
+    store: &Store,
+    reporter: &Reporter,
+    run: RunContext,
+    guard: &LockGuard,
+) -> Result<BuildSummary, BuildError> {
+    let config = request.config.clone();
+    let reporter_copy = *reporter;
+    let commit = snapshot.version.id.clone();
+    // Beside a local store, so its files can be renamed into place instead of copied.
+    if let Some(root) = &store.local_root {
+        remove_stale(root, &[".staging-"]);
+    }
+    let staging = match &store.local_root {
+        Some(root) => tempfile::Builder::new()
+            .prefix(".staging-")
+            .tempdir_in(root),
+        None => tempfile::Builder::new()
+            .prefix("agentfinder-build-")
+            .tempdir(),
+    }
+    .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
+    let dir = staging.path().to_path_buf();
+    let embedder = run.embedder(store, reporter).await?;
+    let (assembled, files) = tokio::task::spawn_blocking(move || {
+        stage::stage_artifact(&config, &snapshot, &reporter_copy, &run, embedder, &dir)
+    })
+    .await
+    .map_err(|e| BuildError::Internal(e.to_string()))??;
+    report_findings(reporter, &assembled);
+    if let Some(failure) = assembled.findings.strict_failure(&request.strict) {
+        return Err(BuildError::Validation(failure));
+    }
+
+    // Where it goes is decided by what was built (the model may have
+    // loaded or not), not by what was expected.
+    let vectors = assembled.manifest.embedder.is_some();
+    let (location, rebuild) = match target(store, &commit, &request.config, vectors).await? {
+        Target::Complete { location, manifest } => return Ok(already_built(&location, &manifest)),
+        Target::Build { location, rebuild } => (location, rebuild),
+    };
+    if let Some(reason) = &rebuild {
+        reporter.info("build", format!("rebuilding: {reason}; writing {location}"));
+    }
+    let manifest = &files.manifest;
+    let (skills, documents) = (manifest.skill_count, manifest.document_count);
+    let artifact = artifact_id(&location);
+    let outcome = write_commit(store, &files.seal(&artifact), guard).await?;
+    drop(staging);
+    let status = match (outcome, &rebuild) {
+        (WriteOutcome::AlreadyComplete, _) => BuildStatus::AlreadyBuilt,
+        (WriteOutcome::Written, None) => BuildStatus::Built,
+        (WriteOutcome::Written, Some(_)) => BuildStatus::Rebuilt,
+    };
+    Ok(BuildSummary {
+        commit,
+        artifact,
+        status,
+        rebuild_reason: rebuild,
+        skills,
+        documents,
+        skipped: assembled.findings.skipped_total(),
+        warnings: assembled.findings.warning_total(),
+        promotion: None,
+        store: String::new(),
+        load: None,
+        embedded: assembled.embedded,
+        cached: assembled.cached,
+        embed_seconds: assembled.embed_seconds,
+        seconds: 0.0,
+    })
+}
+
+/// Prints the skips and the first warnings (every one is in findings.ndjson).
+fn report_findings(reporter: &Reporter, assembled: &Assembled) {
+    let findings = &assembled.findings;
+    for skip in &findings.skipped {
+        reporter.skipped(&skip.path, &skip.class, &skip.reason);
+    }
+    reporter.findings(
+        findings.warnings.iter().map(|w| {
+            (
+                w.path.as_str(),
+                w.line,
+                w.class.as_str(),
+                w.message.as_str(),
+            )
+        }),
+        findings.warning_total(),
+    );
+    let unlisted = findings.skipped_total() - findings.skipped.len() as u64;
+    if unlisted > 0 {
+        reporter.warn(
+            "validate",
+            format!("... and {unlisted} more skipped files (all are in findings.ndjson)"),
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! What a build reports when it ends: the one summary line, or its JSON.
+
+use agentfinder_skills_reader::contract::SCHEMA_VERSION;
+
+use crate::promote::Promotion;
+
+/// Whether this run built the commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildStatus {
+    /// Written by this run.
+    Built,
+    /// Written by this run beside an existing artifact of the same commit
+    /// that was built differently (see [`crate::variant`]).
+    Rebuilt,
+    /// A complete artifact existed already; nothing was parsed.
+    AlreadyBuilt,
+}
+
+impl BuildStatus {
+    /// The name in the summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Built => "built",
+            Self::Rebuilt => "rebuilt",
+            Self::AlreadyBuilt => "already-built",
+        }
+    }
+}
+
+/// The result of a build, for the summary line.
+#[derive(Debug, Clone)]
+pub struct BuildSummary {
+    /// The source commit (or folder version) built.
+    pub commit: String,
+    /// The artifact's id: its folder under `commits/`.
+    pub artifact: String,
+    /// Built or already there.
+    pub status: BuildStatus,
+    /// Why an existing artifact of the commit was not reused.
+    pub rebuild_reason: Option<String>,
+    /// Skill documents.
+    pub skills: u64,
+    /// All documents.
+    pub documents: u64,
+    /// Skipped files.
+    pub skipped: u64,
+    /// Warnings.
+    pub warnings: u64,
+    /// Promotion outcome, when asked for.
+    pub promotion: Option<Promotion>,
+    /// Where it was written.
+    pub store: String,
+    /// Outcome of the load stage, set by the caller.
+    pub load: Option<String>,
+    /// Vectors computed by the model in this build.
+    pub embedded: u64,
+    /// Vectors reused from the cache.
+    pub cached: u64,
+    /// Seconds the model spent embedding.
+    pub embed_seconds: f64,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+impl BuildSummary {
+    /// The summary as JSON fields (for `--log-format json`).
+    pub fn fields(&self) -> serde_json::Value {
+        serde_json::json!({
+            "event": "build",
+            "commit": self.commit,
+            "artifact": self.artifact,
+            "schema_version": SCHEMA_VERSION,
+            "status": self.status.name(),
+            "rebuild_reason": self.rebuild_reason,
+            "skills": self.skills,
+            "documents": self.documents,
+            "skipped": self.skipped,
+            "warnings": self.warnings,
+            "latest": self.promotion_name(),
+            "load": self.load.as_deref().unwrap_or("not-run"),
+            "vectors_embedded": self.embedded,
+            "vectors_cached": self.cached,
+            "embed_docs_per_second": self.embed_rate(),
+            "store": self.store,
+            "seconds": (self.seconds * 1000.0).round() / 1000.0,
+        })
+    }
+
+    /// Documents embedded per second of model time (0 when none were).
+    pub fn embed_rate(&self) -> f64 {
+        if self.embed_seconds > 0.0 {
+            (self.embedded as f64 / self.embed_seconds * 10.0).round() / 10.0
+        } else {
+            0.0
+        }
+    }
+
+    fn promotion_name(&self) -> &'static str {
+        match &self.promotion {
+            None => "not-requested",
+            Some(Promotion::AlreadyLatest) => "already-latest",
+            Some(Promotion::Promoted { .. }) => "promoted",
+        }
+    }
+
+    /// The one line every run ends with (`artifact=` only when the artifact
+    /// is not simply the commit's).
+    pub fn line(&self) -> String {
+        let artifact = if self.artifact == self.commit {
+            String::new()
+        } else {
+            format!(" artifact={}", self.artifact)
+        };
+        format!(
+            "summary: commit={}{artifact} schema={SCHEMA_VERSION} status={} skills={} documents={} skipped={} warnings={} vectors={}+{}cached({}/s) latest={} load={} store={} seconds={:.2}",
+            self.commit,
+            self.status.name(),
+            self.skills,
+            self.documents,
+            self.skipped,
+            self.warnings,
+            self.embedded,
+            self.cached,
+            self.embed_rate(),
+            self.promotion_name(),
+            self.load.as_deref().unwrap_or("not-run"),
+            self.store,
+            self.seconds
+        )
+    }
+}
