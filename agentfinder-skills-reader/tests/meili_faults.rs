@@ -70,10 +70,92 @@ impl Respond for Tasks {
     }
 }
 
+/// What the staging index's settings carried, and whether the two indexes
+/// have been swapped (each swap exchanges them, as Meilisearch's does).
+#[derive(Clone, Default)]
+struct Indexes {
+    staging_synonyms: Arc<std::sync::Mutex<serde_json::Value>>,
+    swapped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// PATCH settings of the staging index: remembers its synonyms.
+struct CaptureSettings(Indexes);
+
+impl Respond for CaptureSettings {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        *self.0.staging_synonyms.lock().unwrap() = body["synonyms"].clone();
+        task_info(3, "settingsUpdate")
+    }
+}
+
+/// POST /swap-indexes: exchanges the indexes; the first answer can be lost
+/// (delayed past the client's call timeout) after the swap was done.
+struct Swap {
+    indexes: Indexes,
+    lose_first_answer: bool,
+    calls: AtomicU32,
+}
+
+impl Respond for Swap {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        self.indexes.swapped.fetch_xor(true, Ordering::SeqCst);
+        let first = self.calls.fetch_add(1, Ordering::SeqCst) == 0;
+        let answer = task_info(5, "indexSwap");
+        if first && self.lose_first_answer {
+            answer.set_delay(Duration::from_secs(3))
+        } else {
+            answer
+        }
+    }
+}
+
+/// GET synonyms of the live or the staging index, following the swaps.
+struct Synonyms {
+    indexes: Indexes,
+    live: bool,
+}
+
+impl Respond for Synonyms {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let holds_new = self.live == self.indexes.swapped.load(Ordering::SeqCst);
+        let body = if holds_new {
+            self.indexes.staging_synonyms.lock().unwrap().clone()
+        } else {
+            json!({})
+        };
+        ResponseTemplate::new(200).set_body_json(body)
+    }
+}
+
 /// A server with a live index of 7 documents where everything succeeds;
 /// `documents` answers the document upload.
 async fn server(documents: ResponseTemplate, failing_tasks: Vec<u32>) -> MockServer {
+    server_with(documents, failing_tasks, Indexes::default(), false).await
+}
+
+async fn server_with(
+    documents: ResponseTemplate,
+    failing_tasks: Vec<u32>,
+    indexes: Indexes,
+    lose_first_swap_answer: bool,
+) -> MockServer {
     let server = MockServer::start().await;
+    for live in [true, false] {
+        let uid = if live {
+            INDEX.to_string()
+        } else {
+            format!("{INDEX}_staging")
+        };
+        Mock::given(method("GET"))
+            .and(path(format!("/indexes/{uid}/settings/synonyms")))
+            .respond_with(Synonyms {
+                indexes: indexes.clone(),
+                live,
+            })
+            .mount(&server)
+            .await;
+    }
     Mock::given(method("GET"))
         .and(path("/health"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"status": "available"})))
@@ -101,7 +183,7 @@ async fn server(documents: ResponseTemplate, failing_tasks: Vec<u32>) -> MockSer
         .await;
     Mock::given(method("PATCH"))
         .and(path(format!("/indexes/{INDEX}_staging/settings")))
-        .respond_with(task_info(3, "settingsUpdate"))
+        .respond_with(CaptureSettings(indexes.clone()))
         .mount(&server)
         .await;
     Mock::given(method("POST"))
@@ -111,7 +193,11 @@ async fn server(documents: ResponseTemplate, failing_tasks: Vec<u32>) -> MockSer
         .await;
     Mock::given(method("POST"))
         .and(path("/swap-indexes"))
-        .respond_with(task_info(5, "indexSwap"))
+        .respond_with(Swap {
+            indexes,
+            lose_first_answer: lose_first_swap_answer,
+            calls: AtomicU32::new(0),
+        })
         .mount(&server)
         .await;
     Mock::given(method("GET"))
@@ -241,6 +327,44 @@ async fn the_happy_path_swaps_and_records_state() {
         .unwrap()
         .iter()
         .any(|a| a == "skill"));
+}
+
+#[tokio::test]
+async fn a_swap_whose_answer_is_lost_is_not_sent_again() {
+    let indexes = Indexes::default();
+    let server = server_with(
+        task_info(4, "documentAdditionOrUpdate"),
+        vec![],
+        indexes.clone(),
+        true,
+    )
+    .await;
+    let setup = artifact();
+    let report = sync(&setup.store, &config(&server), &setup.options)
+        .await
+        .unwrap();
+    assert!(
+        matches!(report.outcome, LoadOutcome::Loaded(_)),
+        "{report:?}"
+    );
+    assert_eq!(
+        requests_to(&server, "POST", "/swap-indexes").await,
+        1,
+        "the swap went through; sending it again would swap the old documents back"
+    );
+    assert!(
+        indexes.swapped.load(Ordering::SeqCst),
+        "the live index holds the new documents"
+    );
+    let marker = indexes.staging_synonyms.lock().unwrap().clone();
+    assert!(
+        marker["agentfinder-load"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("afload"),
+        "{marker}"
+    );
+    assert!(setup.options.state_path.exists());
 }
 
 #[tokio::test]

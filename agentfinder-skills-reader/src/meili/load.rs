@@ -148,11 +148,13 @@ async fn run(
     };
 
     let staging = format!("{index}_staging");
+    let marker = LoadMarker::new(&identity);
     let source = Source {
         store,
         location: &options.location,
         success: &success,
         manifest: &manifest,
+        marker: &marker,
     };
     // The documents are streamed and checked on the way; a promotion that
     // raced this read shows at the end as a mismatch: start again.
@@ -178,12 +180,7 @@ async fn run(
         .await?;
         wait(&client, config, task, "create live index").await?;
     }
-    let swap = SwapIndexes {
-        indexes: (index.clone(), staging.clone()),
-        rename: None,
-    };
-    let task = call(config, "swap indexes", || client.swap_indexes([&swap])).await?;
-    wait(&client, config, task, "swap indexes").await?;
+    swap_once(&client, config, &index, &staging, &marker).await?;
     // The staging index now holds the previous documents; dropping it is tidy-up.
     let _ = delete_index(&client, config, &staging).await;
 
@@ -216,6 +213,133 @@ struct Source<'a> {
     location: &'a ArtifactLocation,
     success: &'a SuccessMarker,
     manifest: &'a Manifest,
+    marker: &'a LoadMarker,
+}
+
+/// What tells this load's index apart from every other: a synonym entry
+/// (`agentfinder-load` -> a word naming the artifact and this load) written
+/// into the staging index's settings. It changes no search (no document
+/// holds the word), travels with the index through a swap, and lets a load
+/// whose swap answer was lost find out which index holds its documents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadMarker {
+    word: String,
+}
+
+/// The synonym key of [`LoadMarker`].
+pub const LOAD_MARKER_KEY: &str = "agentfinder-load";
+
+impl LoadMarker {
+    fn new(identity: &ArtifactIdentity) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let sha = &identity.documents_sha256;
+        Self {
+            word: format!(
+                "afload{}x{nanos:x}x{}",
+                &sha[..sha.len().min(16)],
+                std::process::id()
+            ),
+        }
+    }
+
+    /// Whether `index` carries this load's marker (`false` when it does not exist).
+    async fn is_in(
+        &self,
+        client: &Client,
+        config: &MeiliConfig,
+        index: &str,
+    ) -> Result<bool, MeiliError> {
+        let handle = client.index(index);
+        let synonyms = call(config, "read load marker", || async {
+            match handle.get_synonyms().await {
+                Ok(synonyms) => Ok(Some(synonyms)),
+                Err(Error::Meilisearch(e)) if e.error_code == ErrorCode::IndexNotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+        .await?;
+        Ok(synonyms
+            .and_then(|s| s.get(LOAD_MARKER_KEY).cloned())
+            .is_some_and(|words| words.iter().any(|w| w == &self.word)))
+    }
+}
+
+/// Swaps `staging` into `index` exactly once. The swap is sent without the
+/// usual retries: a retried swap whose first attempt went through would
+/// swap the old documents back. After a lost or failed answer the marker
+/// says where the new documents are: in the live index, the swap happened;
+/// still in staging, it is sent again. The live index is checked after.
+async fn swap_once(
+    client: &Client,
+    config: &MeiliConfig,
+    index: &str,
+    staging: &str,
+    marker: &LoadMarker,
+) -> Result<(), MeiliError> {
+    let swap = SwapIndexes {
+        indexes: (index.to_string(), staging.to_string()),
+        rename: None,
+    };
+    let once = MeiliConfig {
+        retry: super::RetryPolicy { delays: Vec::new() },
+        ..config.clone()
+    };
+    let attempts = config.retry.delays.len() + 1;
+    let mut last_error = None;
+    for attempt in 0..attempts {
+        if attempt > 0 {
+            tokio::time::sleep(config.retry.delays[attempt - 1]).await;
+        }
+        let sent = match call(&once, "swap indexes", || client.swap_indexes([&swap])).await {
+            Ok(task) => wait(client, config, task, "swap indexes").await,
+            Err(e) => Err(e),
+        };
+        match sent {
+            Ok(()) => break,
+            // Not sent or not done for sure: look before sending again.
+            Err(e @ (MeiliError::Unavailable { .. } | MeiliError::TaskTimeout { .. })) => {
+                // A swap still queued or running lands in the live index
+                // soon: give it the task timeout before deciding.
+                if wait_for_marker(client, config, index, marker).await? {
+                    last_error = None;
+                    break;
+                }
+                last_error = Some(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(e) = last_error {
+        return Err(e);
+    }
+    if !marker.is_in(client, config, index).await? {
+        return Err(MeiliError::Rejected {
+            what: "swap indexes".into(),
+            message: format!(
+                "after the swap, {index} does not hold this load's documents (another load swapped at the same time?)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Whether the marker reaches `index` within a few polls (the swap went
+/// through, maybe late); false when it is still in staging.
+async fn wait_for_marker(
+    client: &Client,
+    config: &MeiliConfig,
+    index: &str,
+    marker: &LoadMarker,
+) -> Result<bool, MeiliError> {
+    for _ in 0..3 {
+        if marker.is_in(client, config, index).await? {
+            return Ok(true);
+        }
+        tokio::time::sleep(config.poll_interval).await;
+    }
+    Ok(false)
 }
 
 /// Creates `staging` afresh, applies the manifest's settings, streams every
@@ -237,11 +361,17 @@ async fn fill_staging(
     wait(client, config, task, "create staging index").await?;
 
     let index = client.index(staging);
-    let settings: Settings = serde_json::from_value(manifest.meilisearch.settings.clone())
+    let mut settings: Settings = serde_json::from_value(manifest.meilisearch.settings.clone())
         .map_err(|e| MeiliError::Rejected {
             what: "settings from the manifest".into(),
             message: e.to_string(),
         })?;
+    let mut synonyms = settings.synonyms.take().unwrap_or_default();
+    synonyms.insert(
+        LOAD_MARKER_KEY.to_string(),
+        vec![source.marker.word.clone()],
+    );
+    settings.synonyms = Some(synonyms);
     let task = call(config, "apply settings", || index.set_settings(&settings)).await?;
     wait(client, config, task, "apply settings").await?;
 
