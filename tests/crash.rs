@@ -419,3 +419,78 @@ async fn large_artifacts_on_s3() {
     let Some(moto) = Moto::start() else { return };
     large_artifact(Target::s3(&moto, "large")).await;
 }
+
+/// A builder paused past its lease (its heartbeat frozen too, as a stopped
+/// process's would be) while another takes the lock over and completes the
+/// commit: the paused one must stop writing when it wakes (exit 5), so the
+/// commit's files keep agreeing with the `_SUCCESS` the other wrote.
+async fn a_builder_paused_past_its_lease(target: Target<'_>) {
+    let (repo, commits) = repo_with_commits(1);
+    let commit = &commits[0];
+    let source = repo.path().to_str().unwrap().to_string();
+    let url = target.url();
+    let (cwd_a, cwd_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut paused = binary();
+    paused
+        .args([
+            "build",
+            "--no-embed",
+            "--no-promote",
+            "--source",
+            &source,
+            "--store",
+            &url,
+        ])
+        .current_dir(cwd_a.path())
+        .env_remove(FAILPOINT_ENV)
+        .env(agentfinder_skills::lock::LOCK_TTL_ENV, "2")
+        .env(
+            agentfinder_skills::failpoint::PAUSE_ENV,
+            "commit-after-hf-skills.ndjson:6",
+        );
+    if let Target::S3 { moto, .. } = &target {
+        paused.envs(moto.env());
+    }
+    let paused = paused
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Past the paused builder's 2 s lease, another builder takes over.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let other = target.run(
+        cwd_b.path(),
+        &["build", "--no-embed", "--no-promote", "--source", &source],
+        None,
+    );
+    assert!(other.status.success(), "{}", stderr(&other));
+    assert!(
+        stdout(&other).contains("status=built"),
+        "{}",
+        stdout(&other)
+    );
+
+    let paused = paused.wait_with_output().unwrap();
+    let said = stderr(&paused);
+    assert_eq!(paused.status.code(), Some(5), "{said}");
+    assert!(said.contains("lock") && said.contains("lost"), "{said}");
+    // The commit is whole: every file matches the _SUCCESS the other wrote.
+    let store = target.store();
+    let artifact = read_artifact(&store, &ArtifactLocation::Commit(commit.clone()))
+        .await
+        .unwrap_or_else(|e| panic!("the commit was corrupted: {e}"));
+    check_documents(&artifact).unwrap();
+    let verify = target.run(cwd_b.path(), &["verify", "--commit", commit], None);
+    assert!(verify.status.success(), "{}", stderr(&verify));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_builder_paused_past_its_lease_stops_writing_on_a_local_folder() {
+    a_builder_paused_past_its_lease(Target::local()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_builder_paused_past_its_lease_stops_writing_on_s3() {
+    let Some(moto) = Moto::start() else { return };
+    a_builder_paused_past_its_lease(Target::s3(&moto, "paused")).await;
+}
