@@ -377,7 +377,7 @@ async fn direct_load(
     }
     let options = SyncOptions {
         location,
-        ..SyncOptions::latest(&args.meili.state)
+        ..SyncOptions::latest(state_path(&args.meili))
     };
     let report = sync_or_load(store, &config, &options, false)
         .await
@@ -387,6 +387,13 @@ async fn direct_load(
         agentfinder_skills_reader::meili::LoadOutcome::Unchanged => "unchanged".to_string(),
         agentfinder_skills_reader::meili::LoadOutcome::Loaded(_) => "loaded".to_string(),
     })
+}
+
+/// The loaded-state file of `meili` (`--state`, else its default).
+fn state_path(meili: &MeiliArgs) -> PathBuf {
+    let mut meili = meili.clone();
+    meili.resolve_state();
+    meili.state
 }
 
 async fn run_reader(

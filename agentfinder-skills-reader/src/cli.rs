@@ -41,6 +41,18 @@ pub enum ReaderCommand {
     Eval(EvalArgs),
 }
 
+impl ReaderCommand {
+    /// The Meilisearch flags of the command.
+    pub fn meili_mut(&mut self) -> &mut MeiliArgs {
+        match self {
+            Self::Sync(args) | Self::Load(args) => &mut args.meili,
+            Self::Search(args) => &mut args.meili,
+            Self::Health(args) => &mut args.meili,
+            Self::Eval(args) => &mut args.meili,
+        }
+    }
+}
+
 /// How to reach Meilisearch (the key comes from MEILI_MASTER_KEY or MEILI_API_KEY only).
 #[derive(Debug, Clone, Args)]
 pub struct MeiliArgs {
@@ -64,17 +76,53 @@ pub struct MeiliArgs {
     /// First backoff pause, in seconds (then doubled: 1, 2, 4 by default).
     #[arg(long, value_name = "SECS", default_value_t = 1.0)]
     pub retry_pause: f64,
-    /// Loaded-state file recording what the live index holds.
+    /// Loaded-state file recording what the live index holds [default:
+    /// $XDG_STATE_HOME/agentfinder-skills/loaded-<digest of the Meilisearch
+    /// URL>.json, else under ~/.local/state].
     #[arg(
-        long,
+        long = "state",
         env = "AGENTFINDER_STATE",
         value_name = "PATH",
-        default_value = "agentfinder-loaded.json"
+        hide_env_values = true
     )]
+    pub state_flag: Option<PathBuf>,
+    /// The state file in use (`--state`, else the default for the URL).
+    #[arg(skip)]
     pub state: PathBuf,
 }
 
+/// Where the loaded state of the Meilisearch at `url` is kept by default:
+/// a state folder (`$XDG_STATE_HOME`, else `~/.local/state`, else
+/// `./.agentfinder-state`), one file per server, never the working
+/// directory.
+pub fn default_state_path(url: Option<&str>) -> PathBuf {
+    use sha2::Digest;
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        })
+        .unwrap_or_else(|| PathBuf::from(".agentfinder-state"));
+    let server = url.map(crate::store::redact_url).unwrap_or_default();
+    let digest = hex::encode(sha2::Sha256::digest(
+        server.trim_end_matches('/').as_bytes(),
+    ));
+    base.join("agentfinder-skills")
+        .join(format!("loaded-{}.json", &digest[..12]))
+}
+
 impl MeiliArgs {
+    /// Fills in [`MeiliArgs::state`]; called once the flags are parsed.
+    pub fn resolve_state(&mut self) {
+        self.state = self
+            .state_flag
+            .clone()
+            .unwrap_or_else(|| default_state_path(self.url.as_deref()));
+    }
+
     /// The configuration, or `None` without a URL.
     pub fn config(&self) -> Option<MeiliConfig> {
         let url = self.url.as_ref().filter(|u| !u.trim().is_empty())?;
@@ -128,6 +176,7 @@ pub struct SearchArgs {
         long,
         value_name = "R",
         env = "AGENTFINDER_SEMANTIC_RATIO",
+        hide_env_values = true,
         default_value_t = DEFAULT_SEMANTIC_RATIO
     )]
     pub semantic_ratio: f32,
@@ -224,7 +273,11 @@ impl ServingDefaults {
 
 /// Runs a serving command with `defaults` for absent flags. Returns the
 /// exit code (0 on success; `health` has its own codes).
-pub async fn run(command: ReaderCommand, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
+pub async fn run(
+    mut command: ReaderCommand,
+    defaults: &ServingDefaults,
+) -> Result<u8, CommandFailure> {
+    command.meili_mut().resolve_state();
     match command {
         ReaderCommand::Sync(args) => run_sync(args, defaults, false).await,
         ReaderCommand::Load(args) => run_sync(args, defaults, true).await,

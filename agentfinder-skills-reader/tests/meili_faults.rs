@@ -563,6 +563,33 @@ async fn health_reports_each_state_with_its_exit_code() {
     );
     let report = health(Some(&config(&server)), Ok(&setup.store), INDEX, &state).await;
     assert_eq!((report.stale, report.exit_code()), (true, 13));
+
+    // A store that cannot be read is never reported fresh: loaded, but 14.
+    let unreadable = tempfile::tempdir().unwrap();
+    let missing = unreadable.path().join("no-such-store");
+    let opened = Store::open_existing_with(missing.to_str().unwrap(), &Default::default());
+    assert!(!missing.exists(), "a reader does not create the store");
+    let report = health(Some(&config(&server)), opened.as_ref(), INDEX, &state).await;
+    assert_eq!(
+        (
+            report.loaded,
+            report.store_readable,
+            report.stale,
+            report.exit_code()
+        ),
+        (true, false, true, 14),
+        "{report:?}"
+    );
+    assert!(
+        report.problems.iter().any(|p| p.contains("empty store")),
+        "{report:?}"
+    );
+    let broken = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(broken.path().join("latest")).unwrap();
+    std::fs::write(broken.path().join("latest/_SUCCESS"), "not json").unwrap();
+    let store = Store::open(broken.path().to_str().unwrap()).unwrap();
+    let report = health(Some(&config(&server)), Ok(&store), INDEX, &state).await;
+    assert_eq!(report.exit_code(), 14, "{report:?}");
 }
 
 #[tokio::test]
