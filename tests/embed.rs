@@ -404,3 +404,59 @@ fn a_crash_while_sharing_the_vector_cache_loses_nothing() {
         assert!(vectors.starts_with(&expected), "{point}: {vectors}");
     }
 }
+
+#[test]
+fn a_commit_built_without_the_model_is_rebuilt_with_vectors_once_the_model_is_there() {
+    let Some(dir) = model_dir() else { return };
+    let mut repo = GitRepo::with_origin("https://github.com/o/r.git");
+    repo.write(
+        "s/pdf/SKILL.md",
+        skill("pdf", "Read PDF files", "# Merge\n\nMerge PDFs.\n"),
+    );
+    let commit = repo.commit("one");
+    let work = tempfile::tempdir().unwrap();
+    // No model anywhere (the tests' Hub cache is empty and offline).
+    let without = work.path().join("without.toml");
+    std::fs::write(
+        &without,
+        format!(
+            "[embed]\nmodel_dir = \"{}\"\ncache_dir = \"{}\"\n",
+            work.path().join("no-model").display(),
+            work.path().join("vector-cache").display()
+        ),
+    )
+    .unwrap();
+    let out = build(work.path(), &without, repo.path(), &[]);
+    assert!(stdout(&out).contains("status=built"), "{}", stderr(&out));
+    let manifest = read_json(work.path().join("artifacts/latest/manifest.json"));
+    assert!(manifest["embedder"].is_null());
+
+    // The model arrives: the same commit is built again, with vectors, and promoted.
+    let with = config_with_model(&dir, work.path());
+    let out = build(work.path(), &with, repo.path(), &[]);
+    let summary = stdout(&out);
+    assert!(
+        summary.contains("status=rebuilt"),
+        "{summary} {}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("vectors are now available"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(field(&summary, "artifact").starts_with(&format!("{commit}.")));
+    let manifest = read_json(work.path().join("artifacts/latest/manifest.json"));
+    assert_eq!(manifest["embedder"]["dimensions"], 384);
+    let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+    assert!(docs
+        .iter()
+        .all(|d| d["_vectors"]["default"]["embeddings"].is_array()));
+    // And again: the fast no-op.
+    let out = build(work.path(), &with, repo.path(), &[]);
+    assert!(
+        stdout(&out).contains("status=already-built"),
+        "{}",
+        stdout(&out)
+    );
+}
