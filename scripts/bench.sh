@@ -20,7 +20,7 @@ HIST="$DIR/history-$BF_SKILLS-$BF_COMMITS"
 mkdir -p "$DIR"
 
 cargo build --release -q
-BIN=target/release/agentfinder-skills
+BIN=${CARGO_TARGET_DIR:-target}/release/agentfinder-skills
 [ -d "$BIG/.git" ] || python3 scripts/generate-skills-repo.py "$BIG" --skills "$SKILLS"
 [ -d "$HIST/.git" ] || python3 scripts/generate-skills-repo.py "$HIST" --skills "$BF_SKILLS" --commits "$BF_COMMITS"
 

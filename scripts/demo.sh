@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 STORE=${STORE:-./artifacts}
 cargo build --release -q -p agentfinder-skills
-BIN=target/release/agentfinder-skills
+BIN=${CARGO_TARGET_DIR:-target}/release/agentfinder-skills
 "$BIN" build --store "$STORE"
 "$BIN" verify --store "$STORE"
 if [ -z "${MEILI_URL:-}" ]; then

@@ -16,9 +16,9 @@ use crate::build::{
     build_commit, config_for_source, BuildError, BuildRequest, BuildStatus, RunContext,
 };
 use crate::config::Config;
-use crate::extract::ParseCache;
+use crate::logging::Reporter;
 use crate::promote::{promote, PromotePolicy, Promotion};
-use crate::report::Reporter;
+use crate::read_skills::ParseCache;
 use crate::source::{open_history, History, SourceSpec};
 use crate::validate::StrictPolicy;
 use crate::variant::{target, Target};
@@ -342,7 +342,7 @@ struct Progress {
 impl Progress {
     fn new(reporter: &Reporter, total: usize) -> Self {
         let plain =
-            !std::io::stderr().is_terminal() || reporter.format == crate::report::LogFormat::Json;
+            !std::io::stderr().is_terminal() || reporter.format == crate::logging::LogFormat::Json;
         Self {
             bar: reporter.progress(total as u64, "commits"),
             plain,

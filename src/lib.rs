@@ -1,11 +1,32 @@
 //! agentfinder-skills: turns repositories of agent skills into versioned
 //! search artifacts.
 //!
-//! The modules are the pipeline's stages, in order: [`source`] (clone) ->
-//! [`walk`] -> [`parse`] -> [`chunk`] -> [`validate`] -> [`document`] ->
-//! [`write`] -> [`promote`]; [`build`] chains them. The pure stages (parse,
-//! chunk, validate, document) know nothing of git, disks or networks; I/O
-//! sits in [`source`], [`extract`], [`write`] and [`promote`].
+//! The map of the modules, in pipeline order (this is the one place it is
+//! kept; the README points here):
+//!
+//! | stage | modules | pure? |
+//! |---|---|---|
+//! | clone | [`source`] (git via gix, plain folders; [`source::identity`]: which repository it is) | I/O |
+//! | walk | [`walk`] (which entries are skills) | pure |
+//! | parse, chunk | [`read_skills`] (reads files on all cores) -> [`parse`] (frontmatter, YAML, lenient recovery) -> [`chunk`] | [`parse`], [`chunk`] pure |
+//! | validate | [`validate`] (name and description rules, `--strict`), [`diagnostics`] (warning and skip classes), [`findings`] (streamed to `findings.ndjson`, counted) | pure |
+//! | document | [`document`] (documents and ids), [`catalog`], [`marketplace`] | pure |
+//! | embed | [`embed`] (model, vector cache, its sharing through the store, Hub download) | I/O |
+//! | assemble | [`assemble`] (documents, catalog, findings and manifest of one version, streamed) | pure over `Write` sinks |
+//! | write | [`variant`] (which `commits/<id>/` a build owns), [`write`](mod@write), [`staging`] (files staged and hashed on disk) | I/O |
+//! | promote | [`promote`] (`latest/`), [`lock`] (builder leases with heartbeats) | I/O |
+//! | verify | [`verify`] | I/O |
+//!
+//! The commands: [`build`] chains the stages for one commit (its CPU-bound
+//! middle in `build::stage`, its summary in `build::summary`); [`backfill`]
+//! runs it over a history, sharing a [`run_context::RunContext`] (parse
+//! results and the embedder) between commits. Around them: [`config`]
+//! (`pipeline.toml`), [`logging`] (log lines, progress, the summary line),
+//! [`failpoint`] (crash and pause points for tests), [`time`].
+//!
+//! The artifact contract, safe reading and the serving side (Meilisearch
+//! sync, search, health) live in the `agentfinder-skills-reader` crate,
+//! which knows no git or Markdown.
 
 pub mod assemble;
 pub mod backfill;
@@ -16,15 +37,15 @@ pub mod config;
 pub mod diagnostics;
 pub mod document;
 pub mod embed;
-pub mod extract;
 pub mod failpoint;
 pub mod findings;
 pub mod lock;
+pub mod logging;
 pub mod marketplace;
 pub mod parse;
 pub mod promote;
-pub mod report;
-pub mod run;
+pub mod read_skills;
+pub mod run_context;
 pub mod source;
 pub mod staging;
 pub mod time;

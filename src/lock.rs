@@ -220,7 +220,7 @@ impl StoreLock {
             match put(store, &path, &record, PutMode::Create).await {
                 Ok(()) => return Ok(lock(true)),
                 Err(object_store::Error::NotImplemented { .. }) => {
-                    crate::report::global().warn(
+                    crate::logging::global().warn(
                         "lock",
                         format!(
                             "{} has no create-only writes; the lock {path} is advisory",
@@ -400,7 +400,7 @@ async fn heartbeat(store: Store, path: Path, mut record: LockRecord, lease: Arc<
             }
             // A passing store failure: try again at the next beat; the
             // guard refuses writes if the lease runs out meanwhile.
-            Err(Renewal::Failed(message)) => crate::report::global().warn(
+            Err(Renewal::Failed(message)) => crate::logging::global().warn(
                 "lock",
                 format!("renewing {path}: {}", redact_text(&message)),
             ),

@@ -10,8 +10,8 @@ use clap::{Args, Parser, Subcommand};
 use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
 use agentfinder_skills::build::{build, BuildError, BuildRequest};
 use agentfinder_skills::config::Config;
+use agentfinder_skills::logging::{self, LogFormat, Reporter};
 use agentfinder_skills::promote::{promote, PromotePolicy, Promotion};
-use agentfinder_skills::report::{self, LogFormat, Reporter};
 use agentfinder_skills::source::SourceSpec;
 use agentfinder_skills::validate::StrictPolicy;
 use agentfinder_skills::verify::verify;
@@ -192,11 +192,11 @@ struct PromoteArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    report::set_global_format(cli.log_format);
+    logging::set_global_format(cli.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
-            report::global().error(
+            logging::global().error(
                 format!("cannot start the async runtime: {e}"),
                 exit::FAILURE,
             );
@@ -218,7 +218,7 @@ fn main() -> ExitCode {
         Err(failure) => {
             let message = format!("{:#}", failure.error);
             if !message.is_empty() {
-                report::global().error(message, failure.code);
+                logging::global().error(message, failure.code);
             }
             ExitCode::from(failure.code)
         }
@@ -296,7 +296,7 @@ fn setup(
     let reporter = Reporter {
         quiet: common.quiet,
         verbose: common.verbose,
-        format: report::global().format,
+        format: logging::global().format,
     };
     Ok((config, store, reporter))
 }
@@ -359,7 +359,7 @@ async fn direct_load(
                 anyhow::anyhow!("load required but skipped: {why}"),
             ))
         } else {
-            report::global().info("load", format!("load: skipped ({why})"));
+            logging::global().info("load", format!("load: skipped ({why})"));
             Ok("skipped".to_string())
         }
     };
@@ -382,7 +382,7 @@ async fn direct_load(
     let report = sync_or_load(store, &config, &options, false)
         .await
         .map_err(|f| Failure::new(exit::LOAD, anyhow::anyhow!(f.message)))?;
-    report::global().info("load", describe_sync(&report, &config));
+    logging::global().info("load", describe_sync(&report, &config));
     Ok(match report.outcome {
         agentfinder_skills_reader::meili::LoadOutcome::Unchanged => "unchanged".to_string(),
         agentfinder_skills_reader::meili::LoadOutcome::Loaded(_) => "loaded".to_string(),

@@ -228,7 +228,7 @@ fn select_device(choice: EmbedDevice) -> Result<candle_core::Device, EmbedError>
             Ok(device) => device,
             Err(why) => {
                 if candle_core::utils::cuda_is_available() {
-                    crate::report::global()
+                    crate::logging::global()
                         .warn("embed", format!("no CUDA GPU ({why}); on the CPU"));
                 }
                 Device::Cpu
@@ -293,7 +293,7 @@ fn model_dir(settings: &EmbedSettings) -> Result<PathBuf, EmbedError> {
     let Some(hub_cache) = hub_cache else {
         return Err(missing("no Hub cache folder (set HF_HOME)".into()));
     };
-    crate::report::global().info(
+    crate::logging::global().info(
         "embed",
         format!(
             "downloading {}@{} from {} into {}",

@@ -11,8 +11,8 @@ use crate::assemble::SharedEmbedder;
 use crate::build::BuildError;
 use crate::config::Config;
 use crate::embed::{share, EmbedSettings, Embedder};
-use crate::extract::ParseCache;
-use crate::report::Reporter;
+use crate::logging::Reporter;
+use crate::read_skills::ParseCache;
 
 /// Parse results and the embedder, shared by the commits of one run.
 #[derive(Clone)]
