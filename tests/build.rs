@@ -100,6 +100,17 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
         old_ids[".curated/hidden/SKILL.md"],
         new_ids[".curated/hidden/SKILL.md"]
     );
+    // skills/csv/SKILL.md changed between the commits (same sections).
+    let csv = |docs: &[serde_json::Value]| {
+        docs.iter()
+            .find(|d| d["path"] == "skills/csv/SKILL.md")
+            .map(|d| d["content_sha"].clone())
+    };
+    assert_ne!(csv(&old), csv(&new), "the file did change");
+    assert_eq!(
+        old_ids["skills/csv/SKILL.md"],
+        new_ids["skills/csv/SKILL.md"]
+    );
     assert!(
         new_ids.contains_key("skills/new/SKILL.md") && !old_ids.contains_key("skills/new/SKILL.md")
     );

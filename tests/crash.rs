@@ -332,6 +332,18 @@ async fn concurrent_builders(target: Target<'_>) {
         // 0, or 6 for a builder whose older commit lost to a newer latest/.
         assert!(matches!(out.status.code(), Some(0 | 6)), "{}", stderr(out));
     }
+    // Of the two builders of the newest commit, exactly one wrote it; the
+    // other found it complete (it waited for the lock, or lost the race on
+    // the create-only _SUCCESS).
+    let newest_statuses: Vec<String> = refs
+        .iter()
+        .zip(&outputs)
+        .filter(|(r, _)| ***r == newest)
+        .map(|(_, out)| field(&stdout(out), "status"))
+        .collect();
+    let mut sorted = newest_statuses.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["already-built", "built"], "{newest_statuses:?}");
     let store = target.store();
     let mut seen = HashSet::new();
     for commit in &commits {
@@ -347,6 +359,7 @@ async fn concurrent_builders(target: Target<'_>) {
             .success());
         seen.insert(commit.clone());
     }
+    assert_eq!(seen.len(), 3, "every commit built, each once: {seen:?}");
     assert_eq!(
         complete_or_absent(&store, &ArtifactLocation::Latest).await,
         Some(newest)
