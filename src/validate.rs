@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use agentfinder_skills_reader::contract::{is_valid_document_id, Document};
+use agentfinder_skills_reader::contract::{Document, DocumentRules};
 
 use crate::diagnostics::{Finding, WarningClass};
 
@@ -76,37 +76,21 @@ pub struct DocumentError {
     pub problem: String,
 }
 
-/// Tracks the per-document contract over a stream of documents.
-///
-/// Ids are remembered as 64-bit hashes (8 bytes each rather than the id
-/// itself), so a build of millions of documents checks uniqueness in tens of
-/// megabytes; a hash collision would report a false duplicate (odds about
-/// 1 in 10^7 at 1.5 million documents), never miss a real one.
+/// The contract's per-document rules (they live in the reader crate, so
+/// writer and readers cannot drift), with the error a build stops on.
 #[derive(Debug, Default)]
 pub struct DocumentChecker {
-    ids: HashSet<u64>,
+    rules: DocumentRules,
 }
 
 impl DocumentChecker {
     /// Checks one document: a valid id never seen before, and non-empty content.
     pub fn check(&mut self, doc: &Document) -> Result<(), DocumentError> {
-        let error = |problem: &str| DocumentError {
+        self.rules.check(doc).map_err(|violation| DocumentError {
             id: doc.id.clone(),
             path: doc.path.clone(),
-            problem: problem.to_string(),
-        };
-        if !is_valid_document_id(&doc.id) {
-            return Err(error("id is not Meilisearch-safe"));
-        }
-        if doc.content.trim().is_empty() {
-            return Err(error("content is empty"));
-        }
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        std::hash::Hash::hash(&doc.id, &mut hasher);
-        if !self.ids.insert(std::hash::Hasher::finish(&hasher)) {
-            return Err(error("id is not unique"));
-        }
-        Ok(())
+            problem: violation.to_string(),
+        })
     }
 }
 

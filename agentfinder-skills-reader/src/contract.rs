@@ -328,6 +328,48 @@ pub fn is_valid_document_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// A document that breaks the per-document rules of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentViolation {
+    /// The id is not 1 to 511 bytes of `[A-Za-z0-9_-]`.
+    #[error("id is not Meilisearch-safe")]
+    InvalidId,
+    /// Another document of the artifact has the same id.
+    #[error("id is not unique")]
+    DuplicateId,
+    /// `content` is empty or blank.
+    #[error("content is empty")]
+    EmptyContent,
+}
+
+/// The per-document rules of the contract, over a stream of documents:
+/// a valid id, never seen before in the artifact, and non-empty content.
+/// The builder checks every document it writes with it, readers every
+/// document they read. Ids are remembered as 64-bit hashes (8 bytes each).
+#[derive(Debug, Default)]
+pub struct DocumentRules {
+    ids: std::collections::HashSet<u64>,
+}
+
+impl DocumentRules {
+    /// Checks the next document.
+    pub fn check(&mut self, doc: &Document) -> Result<(), DocumentViolation> {
+        use std::hash::{Hash, Hasher};
+        if !is_valid_document_id(&doc.id) {
+            return Err(DocumentViolation::InvalidId);
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        doc.id.hash(&mut hasher);
+        if !self.ids.insert(hasher.finish()) {
+            return Err(DocumentViolation::DuplicateId);
+        }
+        if doc.content.trim().is_empty() {
+            return Err(DocumentViolation::EmptyContent);
+        }
+        Ok(())
+    }
+}
+
 /// Location of one artifact directory in a store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArtifactLocation {

@@ -6,9 +6,7 @@
 //! anything visible before the stream ends with `Ok` (sync loads a staging
 //! index and swaps only then).
 
-use std::collections::HashSet;
 use std::future::Future;
-use std::hash::{Hash, Hasher};
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -17,8 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::artifact::{DocumentStats, ReadError};
 use crate::contract::{
-    is_valid_document_id, ArtifactLocation, Document, Manifest, SuccessMarker, DOCUMENTS_FILE,
-    KIND_SKILL,
+    ArtifactLocation, Document, DocumentRules, Manifest, SuccessMarker, DOCUMENTS_FILE, KIND_SKILL,
 };
 use crate::store::Store;
 
@@ -111,7 +108,7 @@ where
 pub struct DocumentCheck<'a> {
     location: &'a ArtifactLocation,
     manifest: &'a Manifest,
-    ids: HashSet<u64>,
+    rules: DocumentRules,
     stats: DocumentStats,
     line: usize,
 }
@@ -122,7 +119,7 @@ impl<'a> DocumentCheck<'a> {
         Self {
             location,
             manifest,
-            ids: HashSet::new(),
+            rules: DocumentRules::default(),
             stats: DocumentStats::default(),
             line: 0,
         }
@@ -155,16 +152,8 @@ impl<'a> DocumentCheck<'a> {
         let at = Some(self.line);
         let doc: Document =
             serde_json::from_str(line).map_err(|e| self.invalid(at, e.to_string()))?;
-        if !is_valid_document_id(&doc.id) {
-            return Err(self.invalid(at, format!("id `{}` is not Meilisearch-safe", doc.id)));
-        }
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        doc.id.hash(&mut hasher);
-        if !self.ids.insert(hasher.finish()) {
-            return Err(self.invalid(at, format!("duplicate id `{}`", doc.id)));
-        }
-        if doc.content.trim().is_empty() {
-            return Err(self.invalid(at, format!("document `{}` has empty content", doc.id)));
+        if let Err(violation) = self.rules.check(&doc) {
+            return Err(self.invalid(at, format!("document `{}`: {violation}", doc.id)));
         }
         if doc.commit != self.manifest.source_commit {
             return Err(self.invalid(
