@@ -33,7 +33,7 @@ pub(super) fn stage_artifact(
     dir: &std::path::Path,
 ) -> Result<(Assembled, ArtifactFiles), BuildError> {
     let cache = run.parses.as_ref();
-    let entries = snapshot.list()?;
+    let entries = snapshot.reopened()?.list()?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let skills = skill_entries(&entries, &rules);
     reporter.info(
@@ -66,18 +66,23 @@ pub(super) fn stage_artifact(
     std::thread::scope(|scope| -> Result<(), BuildError> {
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         let (tree, tick, skills) = (&tree, &tick, &skills);
-        scope.spawn(move || {
+        let producer = scope.spawn(move || -> Result<(), BuildError> {
             for batch in skills.chunks(BATCH) {
-                let parsed = extract(snapshot, batch, tree, &options, cache, tick);
+                // Its own object database, released after the batch.
+                let source = snapshot.reopened()?;
+                let parsed = extract(&source, batch, tree, &options, cache, tick);
                 if sender.send(parsed).is_err() {
                     break; // the assembler stopped on an error
                 }
             }
+            Ok(())
         });
         for batch in receiver {
             assembler.add_all(&batch)?;
         }
-        Ok(())
+        producer
+            .join()
+            .map_err(|_| BuildError::Internal("the parsing thread panicked".into()))?
     })?;
     bar.finish_and_clear();
 

@@ -13,6 +13,7 @@
 //! Pure: strings in, chunks out. No file, git or network access.
 
 mod anchor;
+mod guard;
 mod split;
 
 use std::ops::Range;
@@ -171,8 +172,8 @@ fn markdown_sections(text: &str, body_start: usize) -> Result<Vec<Section>, Stri
     prescreen(&text[body_start..], &PARSER_LIMITS)?;
     // markdown-rs has panicked on odd but valid input (`a\n---\n---\na\n---`);
     // a panic there must cost one file its structure, not the build.
-    let parsed = std::panic::catch_unwind(|| markdown::to_mdast(text, &parse_options()))
-        .map_err(|_| "Markdown parser panicked; chunked as plain text".to_string())?;
+    let parsed = guard::catch_quietly(|| markdown::to_mdast(text, &parse_options()))
+        .map_err(|panic| format!("Markdown parser panicked ({panic}); chunked as plain text"))?;
     let root = parsed.map_err(|e| format!("Markdown parser error ({e}); chunked as plain text"))?;
     let mut sections = vec![Section {
         heading: None,

@@ -23,43 +23,81 @@ impl GitSource {
         self.repo.to_thread_local()
     }
 
+    /// The same repository and tree over an object database of its own:
+    /// what it maps of the pack files is unmapped when it is dropped.
+    pub(super) fn reopened(&self) -> Result<Self, SourceError> {
+        let git_dir = self.repo.to_thread_local().git_dir().to_path_buf();
+        let repo = gix::open(&git_dir).map_err(|e| SourceError::Git {
+            source_name: self.display.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Self {
+            repo: repo.into_sync(),
+            tree: self.tree,
+            display: self.display.clone(),
+        })
+    }
+
+    /// Every file and symlink of the tree, breadth first. Trees are read
+    /// through an object database that is replaced every
+    /// [`TREES_PER_DATABASE`] trees, so the pack pages a listing maps are
+    /// released as it goes (listing 111,838 entries of a 305 MB pack mapped
+    /// about 220 MB otherwise).
     pub(super) fn list(&self) -> Result<Vec<Entry>, SourceError> {
-        let repo = self.repo.to_thread_local();
         let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
             source_name: self.display.clone(),
             message: e.to_string(),
         };
-        let tree = repo.find_tree(self.tree).map_err(|e| git_error(&e))?;
-        let mut recorder = gix::traverse::tree::Recorder::default();
-        tree.traverse()
-            .breadthfirst(&mut recorder)
-            .map_err(|e| git_error(&e))?;
-        let entries = recorder
-            .records
-            .into_iter()
-            .filter_map(|record| {
-                let kind = if record.mode.is_link() {
+        let mut source = self.reopened()?;
+        let mut repo = source.thread_local();
+        let mut entries = Vec::new();
+        let mut pending = std::collections::VecDeque::from([(self.tree, Vec::<u8>::new())]);
+        let mut trees_read = 0usize;
+        while let Some((id, prefix)) = pending.pop_front() {
+            trees_read += 1;
+            if trees_read % TREES_PER_DATABASE == 0 {
+                source = self.reopened()?;
+                repo = source.thread_local();
+            }
+            let tree = repo.find_tree(id).map_err(|e| git_error(&e))?;
+            for item in tree.iter() {
+                let item = item.map_err(|e| git_error(&e))?;
+                let name = item.filename();
+                let mut path_bytes = prefix.clone();
+                if !path_bytes.is_empty() {
+                    path_bytes.push(b'/');
+                }
+                path_bytes.extend_from_slice(name);
+                let mode = item.mode();
+                if mode.is_tree() {
+                    pending.push_back((item.oid().to_owned(), path_bytes));
+                    continue;
+                }
+                let (path, path_is_utf8) = match path_bytes.to_str() {
+                    Ok(path) => (path.to_string(), true),
+                    Err(_) => (path_bytes.to_str_lossy().into_owned(), false),
+                };
+                let kind = if mode.is_link() {
                     EntryKind::Symlink
-                } else if record.mode.is_blob() {
+                } else if mode.is_blob() {
                     EntryKind::File
                 } else {
-                    return None;
+                    continue; // a submodule
                 };
-                let (path, path_is_utf8) = match record.filepath.to_str() {
-                    Ok(path) => (path.to_string(), true),
-                    Err(_) => (record.filepath.to_str_lossy().into_owned(), false),
-                };
-                Some(Entry {
+                entries.push(Entry {
                     path,
                     path_is_utf8,
                     kind,
-                    object: ObjectRef::Blob(record.oid),
-                })
-            })
-            .collect();
+                    object: ObjectRef::Blob(item.oid().to_owned()),
+                });
+            }
+        }
         Ok(entries)
     }
 }
+
+/// Trees read through one object database while listing (see [`GitSource::list`]).
+const TREES_PER_DATABASE: usize = 2_000;
 
 /// The `origin` remote's fetch URL, credentials removed.
 pub(super) fn origin_url(repo: &gix::Repository) -> Option<String> {

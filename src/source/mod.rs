@@ -278,6 +278,24 @@ impl Snapshot {
         }
     }
 
+    /// The same snapshot over a fresh object database. Reading blobs maps
+    /// the pack files, and the mapped pages count as the process's memory
+    /// for as long as the database lives (a 305 MB pack for an 18,000-skill
+    /// repository): a build reads each batch through a snapshot of its own,
+    /// so what one batch mapped is released before the next.
+    pub fn reopened(&self) -> Result<Snapshot, SourceError> {
+        let inner = match &self.inner {
+            Inner::Git(source) => Inner::Git(Box::new(source.reopened()?)),
+            Inner::Folder(root) => Inner::Folder(root.clone()),
+        };
+        Ok(Snapshot {
+            version: self.version.clone(),
+            display: self.display.clone(),
+            remote_url: self.remote_url.clone(),
+            inner,
+        })
+    }
+
     /// A reader for entries' bytes; make one per thread.
     pub fn reader(&self) -> FileReader {
         match &self.inner {
