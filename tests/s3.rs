@@ -141,3 +141,52 @@ async fn the_vector_cache_is_shared_through_s3() {
     let vector = fresh.lock().unwrap().get(&text_digest("3")).unwrap();
     assert_eq!(vector, Some(vec![3.0; 3]));
 }
+
+/// The serving commands reach the store as `build` does: through
+/// pipeline.toml's `[store]` (here the only place the endpoint is named).
+#[test]
+fn serving_commands_reach_the_store_through_pipeline_toml() {
+    let Some(moto) = Moto::start() else { return };
+    moto.create_bucket("served");
+    let mut repo = common::GitRepo::new();
+    repo.write("s/a/SKILL.md", common::skill("a", "d", "# A\n"));
+    let commit = repo.commit("c");
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(
+        cwd.path().join("pipeline.toml"),
+        format!(
+            "[output]\nstore = \"s3://served/index\"\n\n[store]\nendpoint = \"{}\"\nallow_http = true\nregion = \"us-east-1\"\n",
+            moto.endpoint()
+        ),
+    )
+    .unwrap();
+    // Credentials from the environment, but no endpoint there.
+    let env: Vec<_> = moto
+        .env()
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("AWS_ACCESS") || k.starts_with("AWS_SECRET"))
+        .collect();
+    let run = |args: &[&str]| {
+        binary()
+            .args(args)
+            .current_dir(cwd.path())
+            .env_remove("AWS_ENDPOINT")
+            .env_remove("AWS_ALLOW_HTTP")
+            .envs(env.clone())
+            .env_remove("MEILI_URL")
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "build",
+        "--no-embed",
+        "--source",
+        repo.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = run(&["health", "--json"]);
+    assert_eq!(out.status.code(), Some(10), "MEILI_URL is not set");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["store_readable"], true, "{report}");
+    assert_eq!(report["artifact_commit"], commit.as_str());
+}
