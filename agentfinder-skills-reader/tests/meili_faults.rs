@@ -248,6 +248,21 @@ fn artifact() -> Setup {
     }
 }
 
+/// Syncs `setup`'s artifact and checks that it was loaded.
+async fn sync_loads(
+    server: &MockServer,
+    setup: &Setup,
+) -> agentfinder_skills_reader::meili::LoadReport {
+    let report = sync(&setup.store, &config(server), &setup.options)
+        .await
+        .unwrap();
+    assert!(
+        matches!(report.outcome, LoadOutcome::Loaded(_)),
+        "{report:?}"
+    );
+    report
+}
+
 async fn requests_to(server: &MockServer, verb: &str, route: &str) -> usize {
     server
         .received_requests()
@@ -279,13 +294,7 @@ async fn assert_live_untouched(server: &MockServer, setup: &Setup) {
 async fn the_happy_path_swaps_and_records_state() {
     let server = server(task_info(4, "documentAdditionOrUpdate"), vec![]).await;
     let setup = artifact();
-    let report = sync(&setup.store, &config(&server), &setup.options)
-        .await
-        .unwrap();
-    assert!(
-        matches!(report.outcome, LoadOutcome::Loaded(_)),
-        "{report:?}"
-    );
+    let report = sync_loads(&server, &setup).await;
     assert_eq!(report.documents, 4);
     assert_eq!(requests_to(&server, "POST", "/swap-indexes").await, 1);
     let state = std::fs::read_to_string(&setup.options.state_path).unwrap();
@@ -340,13 +349,7 @@ async fn a_swap_whose_answer_is_lost_is_not_sent_again() {
     )
     .await;
     let setup = artifact();
-    let report = sync(&setup.store, &config(&server), &setup.options)
-        .await
-        .unwrap();
-    assert!(
-        matches!(report.outcome, LoadOutcome::Loaded(_)),
-        "{report:?}"
-    );
+    let report = sync_loads(&server, &setup).await;
     assert_eq!(
         requests_to(&server, "POST", "/swap-indexes").await,
         1,
@@ -383,10 +386,7 @@ async fn a_429_is_retried_then_succeeds() {
         .mount(&server)
         .await;
     let setup = artifact();
-    let report = sync(&setup.store, &config(&server), &setup.options)
-        .await
-        .unwrap();
-    assert!(matches!(report.outcome, LoadOutcome::Loaded(_)));
+    sync_loads(&server, &setup).await;
     assert_eq!(hits.load(Ordering::SeqCst), 1, "the 429 was served once");
     assert_eq!(
         requests_to(&server, "GET", "/indexes/hf_skills/stats").await,
