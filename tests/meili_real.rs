@@ -37,6 +37,15 @@ impl Fixture {
     fn new() -> Self {
         let mut repo = GitRepo::new();
         repo.write("skills/pdf/SKILL.md", skill("pdf", "Extract text from PDF files, fill forms, merge documents", "# Merging\n\nMerge several PDF files into one with merge.py.\n\n# Forms\n\nFill PDF form fields.\n"));
+        // Another SKILL.md in a folder of the same name: a skill of its own.
+        repo.write(
+            "plugins/office/skills/pdf/SKILL.md",
+            skill(
+                "pdf",
+                "Merge and split PDF files for office work",
+                "# Merge PDF\n\nMerge PDF files page by page.\n",
+            ),
+        );
         repo.write(
             "skills/gif/SKILL.md",
             skill(
@@ -143,9 +152,15 @@ async fn sync_search_noop_live_swap_wipe_and_health() {
     assert!(hits
         .iter()
         .all(|h| h.score > 0.0 && h.score <= 1.0 && h.score == h.metadata.ranking_score));
-    let skills: std::collections::HashSet<_> =
-        hits.iter().map(|h| h.metadata.skill.clone()).collect();
-    assert_eq!(skills.len(), hits.len(), "one hit per skill");
+    // One hit per SKILL.md: grouped by path, not by the folder name both pdf skills share.
+    let paths: std::collections::HashSet<_> =
+        hits.iter().map(|h| h.metadata.path.clone()).collect();
+    assert_eq!(paths.len(), hits.len(), "one hit per skill");
+    assert!(
+        paths.contains("skills/pdf/SKILL.md")
+            && paths.contains("plugins/office/skills/pdf/SKILL.md"),
+        "two skills named pdf are two hits: {paths:?}"
+    );
     let all = search(
         &config,
         "pdf",
