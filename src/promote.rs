@@ -16,12 +16,14 @@ use agentfinder_skills_reader::contract::{
 };
 use agentfinder_skills_reader::store::Store;
 use futures::StreamExt;
-use object_store::{ObjectStoreExt, WriteMultipart};
-use sha2::{Digest, Sha256};
+use object_store::ObjectStoreExt;
 
 use crate::failpoint::failpoint;
 use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
-use crate::write::{delete, local_copy, put, success_bytes, WriteError, MULTIPART_THRESHOLD};
+use crate::write::{
+    delete, local_copy, put, success_bytes, upload_in_parts, PartsError, WriteError,
+    MULTIPART_THRESHOLD,
+};
 
 /// When promotion is allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -218,41 +220,19 @@ async fn copy_verified(
         put(store, to, name, bytes, PutMode::Overwrite).await?;
         return Ok(());
     }
-    let target = to.file(name);
-    let write_error =
-        |e: object_store::Error| PromoteError::Write(WriteError::from_store(store, &target, e));
-    let upload = store
-        .inner
-        .put_multipart(&target)
-        .await
-        .map_err(write_error)?;
-    let mut writer = WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
-    let mut hasher = Sha256::new();
-    let mut size = 0u64;
-    let mut stream = got.into_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = match chunk {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                let _ = writer.abort().await;
-                return Err(read_error(e.to_string()));
-            }
-        };
-        hasher.update(&chunk);
-        size += chunk.len() as u64;
-        writer.wait_for_capacity(4).await.map_err(write_error)?;
-        writer.write(&chunk);
+    let chunks = got
+        .into_stream()
+        .map(|chunk| chunk.map_err(|e| e.to_string()));
+    match upload_in_parts(store, &to.file(name), Box::pin(chunks), |sent| {
+        sent == expected
+    })
+    .await
+    {
+        Ok(_) => Ok(()),
+        Err(PartsError::Read(message)) => Err(read_error(message)),
+        Err(PartsError::Write(e)) => Err(PromoteError::Write(e)),
+        Err(PartsError::Rejected(actual)) => Err(corrupt(actual)),
     }
-    let actual = FileDigest {
-        sha256: hex::encode(hasher.finalize()),
-        size,
-    };
-    if &actual != expected {
-        let _ = writer.abort().await;
-        return Err(corrupt(actual));
-    }
-    writer.finish().await.map_err(write_error)?;
-    Ok(())
 }
 
 /// The age and shrink checks of `new` against `current`.

@@ -294,35 +294,84 @@ pub async fn put_content_at(
             .map_err(|e| error(e.to_string()))?;
         return put_at(store, &path, Bytes::from(bytes), PutMode::Overwrite).await;
     }
-    let upload = store
-        .inner
-        .put_multipart(&path)
-        .await
-        .map_err(|e| WriteError::from_store(store, &path, e))?;
-    let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
-    let mut file = tokio::fs::File::open(&staged.path)
+    let file = tokio::fs::File::open(&staged.path)
         .await
         .map_err(|e| error(e.to_string()))?;
-    let mut buffer = vec![0u8; PART_BYTES];
-    loop {
-        let read = file
-            .read(&mut buffer)
-            .await
-            .map_err(|e| error(e.to_string()))?;
-        if read == 0 {
-            break;
+    let chunks = futures::stream::unfold(file, |mut file| async move {
+        let mut buffer = vec![0u8; PART_BYTES];
+        match file.read(&mut buffer).await {
+            Ok(0) => None,
+            Ok(read) => {
+                buffer.truncate(read);
+                Some((Ok(Bytes::from(buffer)), file))
+            }
+            Err(e) => Some((Err(e.to_string()), file)),
         }
-        writer
-            .wait_for_capacity(4)
-            .await
-            .map_err(|e| WriteError::from_store(store, &path, e))?;
-        writer.write(&buffer[..read]);
+    });
+    let expected = &staged.digest;
+    match upload_in_parts(store, &path, Box::pin(chunks), |sent| sent == expected).await {
+        Ok(_) => Ok(()),
+        Err(PartsError::Read(message)) => Err(error(message)),
+        Err(PartsError::Write(e)) => Err(e),
+        Err(PartsError::Rejected(sent)) => Err(error(format!(
+            "the staged file changed while it was uploaded (sha256 {} size {}); nothing was made visible",
+            sent.sha256, sent.size
+        ))),
     }
-    writer
-        .finish()
-        .await
-        .map(|_| ())
-        .map_err(|e| WriteError::from_store(store, &path, e))
+}
+
+/// Why [`upload_in_parts`] made nothing visible.
+#[derive(Debug)]
+pub enum PartsError {
+    /// Reading the chunks failed.
+    Read(String),
+    /// The store failed.
+    Write(WriteError),
+    /// The bytes sent were not accepted (their digest is given).
+    Rejected(FileDigest),
+}
+
+/// Uploads `chunks` to `path` in parts, hashing them on the way. The
+/// object becomes visible only if `accept` agrees with the digest of all
+/// that was sent; otherwise (or on any failure) the upload is aborted.
+pub async fn upload_in_parts(
+    store: &Store,
+    path: &object_store::path::Path,
+    mut chunks: std::pin::Pin<Box<dyn futures::Stream<Item = Result<Bytes, String>> + Send + '_>>,
+    accept: impl FnOnce(&FileDigest) -> bool,
+) -> Result<FileDigest, PartsError> {
+    use futures::StreamExt;
+    let write_error =
+        |e: object_store::Error| PartsError::Write(WriteError::from_store(store, path, e));
+    let upload = store.inner.put_multipart(path).await.map_err(write_error)?;
+    let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    while let Some(chunk) = chunks.next().await {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(message) => {
+                let _ = writer.abort().await;
+                return Err(PartsError::Read(message));
+            }
+        };
+        hasher.update(&chunk);
+        size += chunk.len() as u64;
+        if let Err(e) = writer.wait_for_capacity(4).await {
+            return Err(write_error(e));
+        }
+        writer.write(&chunk);
+    }
+    let sent = FileDigest {
+        sha256: hex::encode(hasher.finalize()),
+        size,
+    };
+    if !accept(&sent) {
+        let _ = writer.abort().await;
+        return Err(PartsError::Rejected(sent));
+    }
+    writer.finish().await.map_err(write_error)?;
+    Ok(sent)
 }
 
 /// Moves a staged file into place on a local file system: a rename when both
