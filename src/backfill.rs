@@ -13,7 +13,7 @@ use std::time::Instant;
 use agentfinder_skills_reader::store::Store;
 
 use crate::build::{
-    build_commit, config_for_source, BuildError, BuildRequest, BuildStatus, RunContext,
+    build_commit, config_for_source, off_runtime, BuildError, BuildRequest, BuildStatus, RunContext,
 };
 use crate::config::Config;
 use crate::logging::Reporter;
@@ -286,10 +286,7 @@ async fn open(request: &BackfillRequest) -> Result<History, BuildError> {
     let to = request.selection.to.clone();
     let cache = std::path::PathBuf::from(&request.config.source.cache_dir);
     let branch = request.config.source.branch.clone();
-    tokio::task::spawn_blocking(move || open_history(&spec, to.as_deref(), &cache, &branch))
-        .await
-        .map_err(|e| BuildError::Internal(e.to_string()))?
-        .map_err(BuildError::from)
+    off_runtime(move || open_history(&spec, to.as_deref(), &cache, &branch)).await
 }
 
 /// The selected commits, oldest first.

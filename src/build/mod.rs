@@ -210,7 +210,14 @@ async fn open_source(request: &BuildRequest) -> Result<Snapshot, BuildError> {
     let reference = request.reference.clone();
     let cache = PathBuf::from(&request.config.source.cache_dir);
     let branch = request.config.source.branch.clone();
-    tokio::task::spawn_blocking(move || source::open(&spec, reference.as_deref(), &cache, &branch))
+    off_runtime(move || source::open(&spec, reference.as_deref(), &cache, &branch)).await
+}
+
+/// Runs a blocking source operation (clone, fetch, open) off the async runtime.
+pub(crate) async fn off_runtime<T: Send + 'static>(
+    operation: impl FnOnce() -> Result<T, SourceError> + Send + 'static,
+) -> Result<T, BuildError> {
+    tokio::task::spawn_blocking(operation)
         .await
         .map_err(|e| BuildError::Internal(e.to_string()))?
         .map_err(BuildError::from)
