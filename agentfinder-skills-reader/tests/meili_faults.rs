@@ -349,7 +349,7 @@ async fn a_swap_whose_answer_is_lost_is_not_sent_again() {
     )
     .await;
     let setup = artifact();
-    let report = sync_loads(&server, &setup).await;
+    sync_loads(&server, &setup).await;
     assert_eq!(
         requests_to(&server, "POST", "/swap-indexes").await,
         1,

@@ -5,12 +5,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::Parser;
+
+mod args;
+
+use args::{BackfillArgs, BuildArgs, Cli, Command, Common, PromoteArgs, VerifyArgs};
 
 use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
 use agentfinder_skills::build::{build, BuildError, BuildRequest};
 use agentfinder_skills::config::Config;
-use agentfinder_skills::logging::{self, LogFormat, Reporter};
+use agentfinder_skills::logging::{self, Reporter};
 use agentfinder_skills::promote::{promote, PromotePolicy, Promotion};
 use agentfinder_skills::source::SourceSpec;
 use agentfinder_skills::validate::StrictPolicy;
@@ -37,157 +41,6 @@ mod exit {
     pub const PROMOTION_REFUSED: u8 = 6;
     pub const VERIFY_FAILED: u8 = 7;
     pub const LOAD: u8 = 8;
-}
-
-#[derive(Parser)]
-#[command(
-    name = "agentfinder-skills",
-    version,
-    about = "Turns repositories of agent skills (SKILL.md) into versioned search artifacts."
-)]
-struct Cli {
-    /// Log lines as text, or as one JSON object per line (for Jobs and Actions).
-    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
-    /// Configuration file, for every command (default: ./pipeline.toml if
-    /// present, else built-in defaults); a malformed one is an error.
-    #[arg(long, global = true, value_name = "PATH")]
-    config: Option<PathBuf>,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Build commits/<commit>/ from a source at one ref, then promote latest/.
-    Build(BuildArgs),
-    /// Build commits/<sha>/ for every commit of a first-parent history that lacks one (resumable).
-    Backfill(BackfillArgs),
-    /// Re-read an artifact and check digests, schema, ids and counts.
-    Verify(VerifyArgs),
-    /// Make latest/ equal to an existing commits/<commit>/.
-    Promote(PromoteArgs),
-    #[command(flatten)]
-    Reader(ReaderCommand),
-}
-
-#[derive(Args)]
-struct Common {
-    /// Artifact store: a folder or an object_store URL (file://, s3://, gs://, az://) [default: ./artifacts].
-    #[arg(long, value_name = "URL")]
-    store: Option<String>,
-    /// Print only warnings, errors and the summary.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Print every warning, not only the first 20.
-    #[arg(long, short)]
-    verbose: bool,
-}
-
-#[derive(Args)]
-struct BuildArgs {
-    #[command(flatten)]
-    common: Common,
-    /// Git repository (local path or URL) or plain folder [default: [source].location].
-    #[arg(long, value_name = "URL|PATH")]
-    source: Option<String>,
-    /// Branch, tag or commit to build [default: HEAD / the remote's default branch].
-    #[arg(long = "ref", value_name = "REF")]
-    reference: Option<String>,
-    /// owner/name of the repository, for documents, ids and links [default:
-    /// [source].repo for [source].location, else derived from the URL or the
-    /// clone's origin remote].
-    #[arg(long, value_name = "OWNER/NAME")]
-    repo: Option<String>,
-    /// Write commits/<commit>/ only; leave latest/ alone.
-    #[arg(long)]
-    no_promote: bool,
-    /// Promote even onto an older commit or a build that shrank past promote.max_shrink_ratio.
-    #[arg(long)]
-    force: bool,
-    /// Fail instead of warning: bare, on every skip and warning; with names
-    /// (comma-separated warning classes), on every skip and those classes.
-    #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
-    strict: Option<String>,
-    /// Fail (exit 8) when the direct load into Meilisearch cannot run or fails.
-    #[arg(long)]
-    require_load: bool,
-    /// Skip the embed stage: documents carry no vectors, the manifest says "embedder": null.
-    #[arg(long)]
-    no_embed: bool,
-    /// Fail (exit 1) when the model cannot be loaded, instead of building without vectors
-    /// (as [embed].required = true does).
-    #[arg(long, conflicts_with = "no_embed")]
-    require_embed: bool,
-    #[command(flatten)]
-    meili: MeiliArgs,
-}
-
-#[derive(Args)]
-struct BackfillArgs {
-    #[command(flatten)]
-    common: Common,
-    /// Git repository: a local path or a URL (cloned with full history) [default: [source].location].
-    #[arg(long, value_name = "URL|PATH")]
-    source: Option<String>,
-    /// owner/name of the repository (see build --repo).
-    #[arg(long, value_name = "OWNER/NAME")]
-    repo: Option<String>,
-    /// Newest commit of the walk: branch, tag or commit [default: HEAD / the remote's default branch].
-    #[arg(long, value_name = "REV")]
-    to: Option<String>,
-    /// Oldest commit of the walk, included.
-    #[arg(long, value_name = "REV")]
-    from: Option<String>,
-    /// Only the N newest commits of the walk.
-    #[arg(long, value_name = "N")]
-    last: Option<usize>,
-    /// Only commits made at or after DATE (YYYY-MM-DD or RFC 3339).
-    #[arg(long, value_name = "DATE")]
-    since: Option<String>,
-    /// Exactly these commits (comma-separated), instead of a walk.
-    #[arg(long, value_name = "SHA,...", value_delimiter = ',')]
-    commits: Vec<String>,
-    /// Build only this job's share: commits whose id hashes to I of N (1-based).
-    /// N jobs with 1/N .. N/N cover every commit once.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<String>,
-    /// Promote the newest selected commit to latest/ afterwards (latest/ is untouched otherwise).
-    #[arg(long)]
-    promote_newest: bool,
-    /// With --promote-newest: promote even onto an older commit or a shrunken build.
-    #[arg(long)]
-    force: bool,
-    /// Skip the embed stage (see build --no-embed).
-    #[arg(long)]
-    no_embed: bool,
-    /// Fail when the model cannot be loaded (see build --require-embed).
-    #[arg(long, conflicts_with = "no_embed")]
-    require_embed: bool,
-    /// Fail a commit instead of warning (see build --strict); the backfill goes on and exits 4.
-    #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
-    strict: Option<String>,
-}
-
-#[derive(Args)]
-struct VerifyArgs {
-    #[command(flatten)]
-    common: Common,
-    /// Commit id, or `latest`.
-    #[arg(long, value_name = "SHA|latest", default_value = "latest")]
-    commit: String,
-}
-
-#[derive(Args)]
-struct PromoteArgs {
-    #[command(flatten)]
-    common: Common,
-    /// Commit whose artifact becomes latest/.
-    #[arg(long, value_name = "SHA")]
-    commit: String,
-    /// Promote even onto an older commit or a shrunken build.
-    #[arg(long)]
-    force: bool,
 }
 
 fn main() -> ExitCode {
