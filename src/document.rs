@@ -334,10 +334,19 @@ mod tests {
             "{}",
             usage.url
         );
-        assert_eq!(
-            usage.text,
-            "pdf\nskills/my pdf/SKILL.md\nUsage Notes\nUsage Notes\n# Usage Notes\n\nRun it."
-        );
+        // `text`: name, path, heading path, title and content, as the contract says.
+        let rule = [
+            usage.skill_name.as_str(),
+            usage.path.as_str(),
+            &usage.heading_path.join(" > "),
+            usage.title.as_str(),
+            usage.content.as_str(),
+        ]
+        .join("\n");
+        assert_eq!(usage.text, rule);
+        assert_eq!(usage.content, "# Usage Notes\n\nRun it.");
+        assert_eq!(skill.text, "pdf\nReads PDFs\nskills/my pdf/SKILL.md");
+        assert_eq!(skill.skill_key, "huggingface/skills:skills/my pdf/SKILL.md");
         assert_eq!((usage.line_start, usage.line_end), (8, 10));
         assert!(docs
             .iter()

@@ -672,3 +672,62 @@ async fn answer_stats(server: &MockServer, response: ResponseTemplate) {
         .mount(server)
         .await;
 }
+
+/// A server before v1.14 rejects search-time `distinct`: the search is sent
+/// again without it, asking for more hits, and grouped here, one per SKILL.md
+/// (two skills sharing a folder name stay two).
+#[tokio::test]
+async fn a_server_without_search_time_distinct_is_grouped_in_the_client() {
+    use agentfinder_skills_reader::meili::{search, SearchOptions};
+    use wiremock::matchers::body_string_contains;
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/indexes/hf_skills/search"))
+        .and(body_string_contains("distinct"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(json!({
+            "message": "Unknown field `distinct`: expected one of `q`, `offset`, `limit`",
+            "code": "bad_request", "type": "invalid_request", "link": ""
+        })))
+        .mount(&server)
+        .await;
+    let hit = |id: &str, path: &str, score: f64| {
+        json!({"id": id, "repo": "o/r", "skill": "pdf", "path": path, "kind": "skill_section",
+               "skill_key": format!("o/r:{path}"), "_rankingScore": score})
+    };
+    Mock::given(method("POST"))
+        .and(path("/indexes/hf_skills/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "hits": [
+                hit("a1", "skills/pdf/SKILL.md", 0.9),
+                hit("a2", "skills/pdf/SKILL.md", 0.8),
+                hit("b1", "plugins/x/skills/pdf/SKILL.md", 0.7),
+                hit("a3", "skills/pdf/SKILL.md", 0.6),
+            ],
+            "query": "q", "processingTimeMs": 1, "limit": 20, "offset": 0, "estimatedTotalHits": 4
+        })))
+        .mount(&server)
+        .await;
+    let options = SearchOptions {
+        index: INDEX.into(),
+        limit: 2,
+        filter: None,
+        all_sections: false,
+        hybrid: None,
+    };
+    let results = search(&config(&server), "merge pdf", &options)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = results.iter().map(|r| r.identifier.as_str()).collect();
+    assert_eq!(ids, ["o-r:a1", "o-r:b1"]);
+    let bodies: Vec<serde_json::Value> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["distinct"], "skill_key");
+    assert!(bodies[1].get("distinct").is_none());
+    assert_eq!(bodies[1]["limit"], 20, "more hits asked for, to group");
+}
