@@ -6,6 +6,9 @@
 //! present and every file matches the digest the marker names ([`artifact`]),
 //! and it opens any store the builder can write to ([`store`]).
 //!
+//! [`topgun`] holds TopGun's registry contract (the unified result schema,
+//! its normalisation, the adapter object and FindSkills output).
+//!
 //! It has no Markdown or git dependency: a serving process (the Agent Finder
 //! Space) can depend on it alone.
 
@@ -15,6 +18,7 @@ pub mod contract;
 pub mod documents;
 pub mod meili;
 pub mod store;
+pub mod topgun;
 
 pub use artifact::{read_artifact, read_artifact_retrying, Artifact, ReadError};
 pub use contract::{ArtifactLocation, Document, Manifest, SuccessMarker, SCHEMA_VERSION};

@@ -1,0 +1,118 @@
+//! The JSON Schemas in docs/schemas describe what the code writes: outputs
+//! of the TopGun contract are validated against them, and the schemas reject
+//! what the contract forbids.
+
+use agentfinder_skills_reader::topgun::{
+    normalize, AdapterResponse, Candidate, FindOutput, RegistryStatus,
+};
+use serde_json::{json, Value};
+
+fn schema(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../docs/schemas")
+        .join(name);
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+/// A validator for `name`, its `$ref`s to the unified result schema (the
+/// only file the schemas refer to) replaced by that schema.
+fn validator(name: &str) -> jsonschema::Validator {
+    let mut result = schema("topgun-unified-result.schema.json");
+    result.as_object_mut().unwrap().remove("$id");
+    result.as_object_mut().unwrap().remove("$schema");
+    let mut root = schema(name);
+    inline_refs(&mut root, &result);
+    jsonschema::validator_for(&root).unwrap()
+}
+
+fn inline_refs(value: &mut Value, result: &Value) {
+    match value {
+        Value::Object(map)
+            if map.get("$ref") == Some(&json!("topgun-unified-result.schema.json")) =>
+        {
+            *value = result.clone();
+        }
+        Value::Object(map) => map.values_mut().for_each(|v| inline_refs(v, result)),
+        Value::Array(items) => items.iter_mut().for_each(|v| inline_refs(v, result)),
+        _ => {}
+    }
+}
+
+fn assert_valid(validator: &jsonschema::Validator, value: &Value) {
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{value:#}");
+}
+
+fn answer() -> (AdapterResponse, usize) {
+    let candidates = vec![
+        Candidate {
+            name: Some("pdf".into()),
+            description: Some("Merge PDFs".into()),
+            last_updated: Some("2026-01-02T03:04:05Z".into()),
+            content_sha: Some("a".repeat(64)),
+            install_url: Some("http://insecure.example/pdf".into()),
+            raw_metadata: json!({"license": "MIT"}).as_object().cloned().unwrap(),
+            ..Candidate::default()
+        },
+        Candidate {
+            name: Some("gif".into()),
+            install_url: Some("https://example.org/gif".into()),
+            ..Candidate::default()
+        },
+    ];
+    let normalized = normalize("hf", candidates, &mut |_| {});
+    (
+        AdapterResponse {
+            registry: "hf".into(),
+            status: RegistryStatus::Ok,
+            reason: None,
+            results: normalized.results,
+            latency_ms: 7,
+        },
+        normalized.dedup_removed,
+    )
+}
+
+#[test]
+fn adapter_responses_and_find_outputs_match_their_schemas() {
+    let (response, removed) = answer();
+    let adapter = validator("topgun-adapter-response.schema.json");
+    assert_valid(&adapter, &serde_json::to_value(&response).unwrap());
+    let down = AdapterResponse {
+        registry: "meili".into(),
+        status: RegistryStatus::Unavailable,
+        reason: Some("Meilisearch at http://127.0.0.1:7700 is unreachable".into()),
+        results: Vec::new(),
+        latency_ms: 8000,
+    };
+    assert_valid(&adapter, &serde_json::to_value(&down).unwrap());
+    let output = FindOutput::gather(
+        "merge pdfs",
+        "2026-12-01T00:00:00Z".into(),
+        15,
+        vec![(response, removed), (down, 0)],
+    );
+    assert_valid(
+        &validator("findskills-output.schema.json"),
+        &serde_json::to_value(&output).unwrap(),
+    );
+}
+
+#[test]
+fn the_schemas_reject_what_the_contract_forbids() {
+    let (response, _) = answer();
+    let mut value = serde_json::to_value(&response.results[0]).unwrap();
+    let result = validator("topgun-unified-result.schema.json");
+    assert_valid(&result, &value);
+    value["install_url"] = json!("http://insecure.example");
+    assert!(!result.is_valid(&value), "plain http install_url");
+    value["install_url"] = Value::Null;
+    value["extra"] = json!(1);
+    assert!(!result.is_valid(&value), "an eleventh field");
+    value.as_object_mut().unwrap().remove("extra");
+    value["raw_metadata"] = json!({"license": "MIT"});
+    assert!(!result.is_valid(&value), "metadata outside the envelope");
+}
