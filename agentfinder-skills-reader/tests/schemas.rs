@@ -3,7 +3,7 @@
 //! what the contract forbids.
 
 use agentfinder_skills_reader::topgun::{
-    normalize, AdapterResponse, Candidate, FindOutput, RegistryStatus,
+    normalize, AdapterResponse, Candidate, Details, FindOutput, RegistryStatus,
 };
 use serde_json::{json, Value};
 
@@ -50,9 +50,12 @@ fn answer() -> (AdapterResponse, usize) {
     let candidates = vec![
         Candidate {
             name: Some("pdf".into()),
-            description: Some("Merge PDFs".into()),
-            last_updated: Some("2026-01-02T03:04:05Z".into()),
-            content_sha: Some("a".repeat(64)),
+            details: Details {
+                description: Some("Merge PDFs".into()),
+                last_updated: Some("2026-01-02T03:04:05Z".into()),
+                content_sha: Some("a".repeat(64)),
+                ..Details::default()
+            },
             install_url: Some("http://insecure.example/pdf".into()),
             raw_metadata: json!({"license": "MIT"}).as_object().cloned().unwrap(),
             ..Candidate::default()

@@ -43,33 +43,39 @@ impl Host {
     /// `web` (its home page); `{commit}`, `{branch}`, `{path}`, `{dir}` are
     /// filled in per document.
     pub fn templates(&self, web: &str, repo: &str) -> WebTemplates {
-        let t = |s: &str| s.replace("{web}", web);
-        match self {
-            Self::GitHub => WebTemplates {
-                blob: t("{web}/blob/{commit}/{path}"),
-                raw: format!("https://raw.githubusercontent.com/{repo}/{{commit}}/{{path}}"),
-                tree: t("{web}/tree/{branch}/{dir}"),
-            },
-            Self::GitLab => WebTemplates {
-                blob: t("{web}/-/blob/{commit}/{path}"),
-                raw: t("{web}/-/raw/{commit}/{path}"),
-                tree: t("{web}/-/tree/{branch}/{dir}"),
-            },
-            Self::HuggingFace => WebTemplates {
-                blob: t("{web}/blob/{commit}/{path}"),
-                raw: t("{web}/resolve/{commit}/{path}"),
-                tree: t("{web}/tree/{branch}/{dir}"),
-            },
-            Self::Bitbucket => WebTemplates {
-                blob: t("{web}/src/{commit}/{path}"),
-                raw: t("{web}/raw/{commit}/{path}"),
-                tree: t("{web}/src/{branch}/{dir}"),
-            },
-            Self::Codeberg => WebTemplates {
-                blob: t("{web}/src/commit/{commit}/{path}"),
-                raw: t("{web}/raw/commit/{commit}/{path}"),
-                tree: t("{web}/src/branch/{branch}/{dir}"),
-            },
+        let github_raw = format!("https://raw.githubusercontent.com/{repo}/{{commit}}/{{path}}");
+        let (blob, raw, tree) = match self {
+            Self::GitHub => (
+                "{web}/blob/{commit}/{path}",
+                github_raw.as_str(),
+                "{web}/tree/{branch}/{dir}",
+            ),
+            Self::GitLab => (
+                "{web}/-/blob/{commit}/{path}",
+                "{web}/-/raw/{commit}/{path}",
+                "{web}/-/tree/{branch}/{dir}",
+            ),
+            Self::HuggingFace => (
+                "{web}/blob/{commit}/{path}",
+                "{web}/resolve/{commit}/{path}",
+                "{web}/tree/{branch}/{dir}",
+            ),
+            Self::Bitbucket => (
+                "{web}/src/{commit}/{path}",
+                "{web}/raw/{commit}/{path}",
+                "{web}/src/{branch}/{dir}",
+            ),
+            Self::Codeberg => (
+                "{web}/src/commit/{commit}/{path}",
+                "{web}/raw/commit/{commit}/{path}",
+                "{web}/src/branch/{branch}/{dir}",
+            ),
+        };
+        let fill = |template: &str| template.replace("{web}", web);
+        WebTemplates {
+            blob: fill(blob),
+            raw: fill(raw),
+            tree: fill(tree),
         }
     }
 
