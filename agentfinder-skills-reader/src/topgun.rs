@@ -300,7 +300,6 @@ mod tests {
                 .as_object()
                 .cloned()
                 .unwrap(),
-            ..Candidate::default()
         }
     }
 
