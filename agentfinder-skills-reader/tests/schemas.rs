@@ -58,7 +58,6 @@ fn answer() -> (AdapterResponse, usize) {
             },
             install_url: Some("http://insecure.example/pdf".into()),
             raw_metadata: json!({"license": "MIT"}).as_object().cloned().unwrap(),
-            ..Candidate::default()
         },
         Candidate {
             name: Some("gif".into()),
