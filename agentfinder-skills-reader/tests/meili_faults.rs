@@ -361,7 +361,7 @@ async fn a_swap_whose_answer_is_lost_is_not_sent_again() {
     );
     let marker = indexes.staging_synonyms.lock().unwrap().clone();
     assert!(
-        marker["agentfinder-load"][0]
+        marker["agentfinderload"][0]
             .as_str()
             .unwrap()
             .starts_with("afload"),

@@ -217,7 +217,7 @@ struct Source<'a> {
 }
 
 /// What tells this load's index apart from every other: a synonym entry
-/// (`agentfinder-load` -> a word naming the artifact and this load) written
+/// (`agentfinderload` -> a word naming the artifact and this load) written
 /// into the staging index's settings. It changes no search (no document
 /// holds the word), travels with the index through a swap, and lets a load
 /// whose swap answer was lost find out which index holds its documents.
@@ -226,8 +226,9 @@ pub struct LoadMarker {
     word: String,
 }
 
-/// The synonym key of [`LoadMarker`].
-pub const LOAD_MARKER_KEY: &str = "agentfinder-load";
+/// The synonym key of [`LoadMarker`] (one word: Meilisearch may normalise
+/// what it stores, and a plain lowercase word survives that unchanged).
+pub const LOAD_MARKER_KEY: &str = "agentfinderload";
 
 impl LoadMarker {
     fn new(identity: &ArtifactIdentity) -> Self {
@@ -260,9 +261,14 @@ impl LoadMarker {
             }
         })
         .await?;
-        Ok(synonyms
-            .and_then(|s| s.get(LOAD_MARKER_KEY).cloned())
-            .is_some_and(|words| words.iter().any(|w| w == &self.word)))
+        // Looked for under any key, compared without case: what matters is
+        // that the word this load wrote is there.
+        Ok(synonyms.is_some_and(|synonyms| {
+            synonyms
+                .values()
+                .flatten()
+                .any(|w| w.eq_ignore_ascii_case(&self.word))
+        }))
     }
 }
 
