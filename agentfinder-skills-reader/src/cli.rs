@@ -183,8 +183,25 @@ pub struct SearchArgs {
     /// Keyword search only, even when the index has an embedder.
     #[arg(long)]
     pub keyword_only: bool,
+    /// Output shape: Agent Finder SearchResults, or TopGun's adapter object
+    /// (`{registry, status, reason, results, latency_ms}`; Meilisearch down is
+    /// status "unavailable" with the reason, exit 0).
+    #[arg(long, value_enum, default_value_t = ResultFormat::Agentfinder)]
+    pub format: ResultFormat,
+    /// The registry name in TopGun's adapter object.
+    #[arg(long, value_name = "NAME", default_value = "agentfinder-skills")]
+    pub registry: String,
     #[command(flatten)]
     pub meili: MeiliArgs,
+}
+
+/// How `search` prints its results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ResultFormat {
+    /// Agent Finder `SearchResult`s.
+    Agentfinder,
+    /// TopGun's adapter contract object.
+    Topgun,
 }
 
 /// Semantic ratio of hybrid search unless told otherwise.
@@ -358,6 +375,9 @@ fn index_name(explicit: Option<String>, state: &std::path::Path) -> String {
 
 async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
     check_ratio(args.semantic_ratio)?;
+    if args.format == ResultFormat::Topgun {
+        return run_search_topgun(args).await;
+    }
     let config = args.meili.config().ok_or_else(|| {
         CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
     })?;
@@ -396,6 +416,47 @@ async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
             );
         }
     }
+    Ok(0)
+}
+
+/// `search --format topgun`: the adapter object, whatever happens to
+/// Meilisearch (down or unset is `unavailable` with the reason, never a crash).
+async fn run_search_topgun(args: SearchArgs) -> Result<u8, CommandFailure> {
+    use crate::topgun::{adapter_response, RegistryStatus};
+    let started = std::time::Instant::now();
+    let outcome = match args.meili.config() {
+        None => Err((
+            RegistryStatus::Unavailable,
+            "MEILI_URL is not set".to_string(),
+        )),
+        Some(config) => {
+            let options = SearchOptions {
+                index: index_name(args.index.clone(), &args.meili.state),
+                limit: args.limit,
+                filter: args.filter.clone(),
+                all_sections: args.all_sections,
+                hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
+            };
+            meili::search_detailed(&config, &args.query, &options)
+                .await
+                .map(|response| response.documents)
+                .map_err(|e| {
+                    let status = match e {
+                        meili::MeiliError::Unavailable { .. } => RegistryStatus::Unavailable,
+                        _ => RegistryStatus::Failed,
+                    };
+                    (status, config.scrub(&e.to_string()))
+                })
+        }
+    };
+    let latency_ms = started.elapsed().as_millis() as u64;
+    let (response, _) = adapter_response(&args.registry, outcome, latency_ms, &mut |line| {
+        eprintln!("search: {line}")
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&response).unwrap_or_default()
+    );
     Ok(0)
 }
 

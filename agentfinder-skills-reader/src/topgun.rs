@@ -278,6 +278,81 @@ impl FindOutput {
     }
 }
 
+/// A search hit's document (the artifact's contract) as a TopGun candidate:
+/// `name` is the frontmatter name (else the folder's), `description` the
+/// frontmatter description, `content_sha` the SKILL.md's, `install_url` the
+/// file's page without its section anchor, and `raw_metadata` the other
+/// frontmatter fields with where the hit came from. `last_updated` stays
+/// null: documents carry their commit's time, not when the file changed.
+pub fn candidate_of(document: &Value, score: f64) -> Candidate {
+    let text = |key: &str| {
+        document
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    let mut raw_metadata = document
+        .get("skill_meta")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for key in ["repo", "path", "skill_key", "commit", "kind", "title"] {
+        if let Some(value) = document.get(key) {
+            raw_metadata.insert(key.to_string(), value.clone());
+        }
+    }
+    raw_metadata.insert("ranking_score".into(), Value::from(score));
+    Candidate {
+        name: text("skill_name").or_else(|| text("skill")),
+        details: Details {
+            description: text("skill_description"),
+            content_sha: text("content_sha"),
+            ..Details::default()
+        },
+        install_url: text("url").map(|u| u.split('#').next().unwrap_or_default().to_string()),
+        raw_metadata,
+    }
+}
+
+/// The adapter object for `registry`: the normalised hits, or (with no
+/// results) `unavailable` or `failed` and the reason. `log` receives the
+/// normalisation's messages.
+pub fn adapter_response(
+    registry: &str,
+    outcome: Result<Vec<(Value, f64)>, (RegistryStatus, String)>,
+    latency_ms: u64,
+    log: &mut dyn FnMut(String),
+) -> (AdapterResponse, usize) {
+    match outcome {
+        Ok(hits) => {
+            let candidates = hits
+                .iter()
+                .map(|(doc, score)| candidate_of(doc, *score))
+                .collect();
+            let normalized = normalize(registry, candidates, log);
+            let response = AdapterResponse {
+                registry: registry.to_string(),
+                status: RegistryStatus::Ok,
+                reason: None,
+                results: normalized.results,
+                latency_ms,
+            };
+            (response, normalized.dedup_removed)
+        }
+        Err((status, reason)) => {
+            let response = AdapterResponse {
+                registry: registry.to_string(),
+                status,
+                reason: Some(reason),
+                results: Vec::new(),
+                latency_ms,
+            };
+            (response, 0)
+        }
+    }
+}
+
 /// sha256 of a query, hex.
 pub fn query_hash(query: &str) -> String {
     hex::encode(Sha256::digest(query.as_bytes()))
@@ -347,6 +422,34 @@ mod tests {
         assert_eq!(pdf.raw_metadata["data"]["license"], "MIT");
         let fields = serde_json::to_value(pdf).unwrap();
         assert_eq!(fields.as_object().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn a_hit_becomes_a_candidate_with_its_frontmatter_enveloped() {
+        let doc = json!({"skill_name": "pdf", "skill": "pdf-tools", "skill_description": "Reads PDFs",
+                         "content_sha": "ab", "url": "https://github.com/o/r/blob/c/s/SKILL.md#usage",
+                         "skill_meta": {"license": "MIT"}, "repo": "o/r", "path": "s/SKILL.md"});
+        let (response, _) = adapter_response("af", Ok(vec![(doc, 0.5)]), 3, &mut |_| {});
+        let result = &response.results[0];
+        assert_eq!(result.name, "pdf");
+        assert_eq!(
+            result.install_url.as_deref(),
+            Some("https://github.com/o/r/blob/c/s/SKILL.md")
+        );
+        assert_eq!(result.details.description.as_deref(), Some("Reads PDFs"));
+        assert_eq!(result.details.last_updated, None);
+        assert_eq!(result.raw_metadata["data"]["license"], "MIT");
+        assert_eq!(result.raw_metadata["data"]["path"], "s/SKILL.md");
+        let (down, _) = adapter_response(
+            "af",
+            Err((RegistryStatus::Unavailable, "Meilisearch is down".into())),
+            8,
+            &mut |_| {},
+        );
+        assert_eq!(
+            (down.status, down.results.len()),
+            (RegistryStatus::Unavailable, 0)
+        );
     }
 
     #[test]

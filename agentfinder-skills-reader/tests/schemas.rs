@@ -118,3 +118,70 @@ fn the_schemas_reject_what_the_contract_forbids() {
     value["raw_metadata"] = json!({"license": "MIT"});
     assert!(!result.is_valid(&value), "metadata outside the envelope");
 }
+
+/// `search --format topgun`, run as a TopGun adapter would: the object it
+/// prints matches the schema when Meilisearch is down and when it answers.
+#[tokio::test]
+async fn search_in_topguns_format_matches_the_schema_up_or_down() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let adapter = validator("topgun-adapter-response.schema.json");
+    let state = tempfile::tempdir().unwrap();
+    let search = |url: Option<&str>| {
+        let mut command =
+            std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills-reader"));
+        command
+            .args([
+                "search",
+                "merge pdfs",
+                "--format",
+                "topgun",
+                "--retries",
+                "0",
+            ])
+            .env("XDG_STATE_HOME", state.path())
+            .env_remove("MEILI_URL")
+            .env_remove("MEILI_MASTER_KEY");
+        if let Some(url) = url {
+            command.env("MEILI_URL", url);
+        }
+        let out = command.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+
+    let unset = search(None);
+    assert_valid(&adapter, &unset);
+    assert_eq!(
+        (unset["status"].as_str(), unset["reason"].as_str()),
+        (Some("unavailable"), Some("MEILI_URL is not set"))
+    );
+    let down = search(Some("http://127.0.0.1:1"));
+    assert_valid(&adapter, &down);
+    assert_eq!(down["status"], "unavailable");
+
+    let server = MockServer::start().await;
+    let hit = json!({"id": "a", "repo": "o/r", "skill": "pdf", "skill_name": "pdf", "skill_description": "Merge PDFs",
+                     "path": "s/pdf/SKILL.md", "skill_key": "o/r:s/pdf/SKILL.md", "kind": "skill",
+                     "url": "http://insecure.example/s/pdf/SKILL.md", "content_sha": "b".repeat(64),
+                     "skill_meta": {"license": "MIT"}, "_rankingScore": 0.9});
+    Mock::given(method("POST"))
+        .and(path("/indexes/hf_skills/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "hits": [hit], "query": "q", "processingTimeMs": 1, "limit": 10, "offset": 0, "estimatedTotalHits": 1
+        })))
+        .mount(&server)
+        .await;
+    let up = search(Some(&server.uri()));
+    assert_valid(&adapter, &up);
+    assert_eq!(up["status"], "ok");
+    let result = &up["results"][0];
+    assert_eq!(result["name"], "pdf");
+    assert_eq!(result["source_registry"], "agentfinder-skills");
+    assert_eq!(result["install_url"], Value::Null, "http is dropped");
+    assert_eq!(result["raw_metadata"]["data"]["license"], "MIT");
+}

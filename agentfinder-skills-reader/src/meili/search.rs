@@ -27,8 +27,24 @@ pub struct SearchOptions {
 pub struct SearchResponse {
     /// The results.
     pub results: Vec<SearchResult>,
+    /// The documents behind `results`, in the same order, with their
+    /// ranking scores (for other result shapes, such as TopGun's).
+    pub documents: Vec<(Value, f64)>,
     /// Set when the index has no such embedder and keywords were used.
     pub fallback: Option<String>,
+}
+
+impl SearchResponse {
+    fn new(documents: Vec<(Value, f64)>, fallback: Option<String>) -> Self {
+        Self {
+            results: documents
+                .iter()
+                .map(|(doc, score)| to_result(doc, *score))
+                .collect(),
+            documents,
+            fallback,
+        }
+    }
 }
 
 /// One hit, in Agent Finder's `SearchResult` shape.
@@ -102,18 +118,11 @@ pub async fn search_detailed(
                 hybrid: None,
                 ..options.clone()
             };
-            let results = keyword_or_hybrid(config, query, &keywords).await?;
-            Ok(SearchResponse {
-                results,
-                fallback: Some(format!(
-                    "hybrid search unavailable ({message}); used keyword search"
-                )),
-            })
+            let documents = keyword_or_hybrid(config, query, &keywords).await?;
+            let why = format!("hybrid search unavailable ({message}); used keyword search");
+            Ok(SearchResponse::new(documents, Some(why)))
         }
-        other => other.map(|results| SearchResponse {
-            results,
-            fallback: None,
-        }),
+        other => other.map(|documents| SearchResponse::new(documents, None)),
     }
 }
 
@@ -121,7 +130,7 @@ async fn keyword_or_hybrid(
     config: &MeiliConfig,
     query: &str,
     options: &SearchOptions,
-) -> Result<Vec<SearchResult>, MeiliError> {
+) -> Result<Vec<(Value, f64)>, MeiliError> {
     let client = config.client()?;
     let index = client.index(&options.index);
     let run = |distinct: bool, limit: usize| {
@@ -165,19 +174,18 @@ async fn keyword_or_hybrid(
 /// The document field one hit per skill is grouped on (schema 3).
 pub const SKILL_KEY_FIELD: &str = "skill_key";
 
-/// Turns ranked hits into results, keeping the first (best) hit of each
-/// skill unless `all_sections`: the client-side half of "one hit per
-/// skill", for servers without search-time `distinct` and indexes loaded
-/// before `skill_key` existed (grouped on `<repo>:<path>`).
+/// Keeps the first (best) of ranked hits of each skill unless
+/// `all_sections`: the client-side half of "one hit per skill", for servers
+/// without search-time `distinct` and indexes loaded before `skill_key`
+/// existed (grouped on `<repo>:<path>`).
 pub fn best_per_skill(
     hits: impl IntoIterator<Item = (Value, f64)>,
     all_sections: bool,
     limit: usize,
-) -> Vec<SearchResult> {
+) -> Vec<(Value, f64)> {
     let mut seen = std::collections::HashSet::new();
     hits.into_iter()
         .filter(|(doc, _)| all_sections || seen.insert(skill_key_of(doc)))
-        .map(|(doc, score)| to_result(&doc, score))
         .take(limit)
         .collect()
 }
@@ -286,7 +294,7 @@ mod tests {
         ];
         let ids: Vec<String> = best_per_skill(hits.clone(), false, 10)
             .into_iter()
-            .map(|r| r.identifier)
+            .map(|(doc, score)| to_result(&doc, score).identifier)
             .collect();
         assert_eq!(ids, ["o-a:1", "o-a:2", "o-b:4"]);
         assert_eq!(best_per_skill(hits.clone(), true, 10).len(), 5);
