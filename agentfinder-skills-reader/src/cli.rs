@@ -545,10 +545,11 @@ async fn run_health(args: HealthArgs, defaults: &ServingDefaults) -> Result<u8, 
     } else {
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
         println!(
-            "health: configured={} reachable={} loaded={} stale={} index={index} loaded_commit={} artifact_commit={} documents={}",
+            "health: configured={} reachable={} loaded={} store_readable={} stale={} index={index} loaded_commit={} artifact_commit={} documents={}",
             report.configured,
             report.reachable,
             report.loaded,
+            report.store_readable,
             report.stale,
             opt(&report.loaded_commit),
             opt(&report.artifact_commit),
