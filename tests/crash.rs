@@ -17,6 +17,7 @@ use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
 use agentfinder_skills_reader::store::Store;
 use common::moto::{Moto, SECRET_KEY};
 use common::*;
+use object_store::ObjectStoreExt;
 
 /// Where a test writes: a local folder, or a bucket on the moto server.
 enum Target<'a> {
@@ -459,7 +460,7 @@ async fn a_builder_paused_past_its_lease(target: Target<'_>) {
         .env(agentfinder_skills::lock::LOCK_TTL_ENV, "2")
         .env(
             agentfinder_skills::failpoint::PAUSE_ENV,
-            "commit-after-hf-skills.ndjson:6",
+            "commit-after-hf-skills.ndjson:8",
         );
     if let Target::S3 { moto, .. } = &target {
         paused.envs(moto.env());
@@ -469,8 +470,19 @@ async fn a_builder_paused_past_its_lease(target: Target<'_>) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Past the paused builder's 2 s lease, another builder takes over.
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    // Once the paused builder has written its first file (and so holds the
+    // lock and is frozen), wait out its 2 s lease; then another takes over.
+    let store = target.store();
+    let first_file = ArtifactLocation::Commit(commit.clone()).file("hf-skills.ndjson");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while store.inner.head(&first_file).await.is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the paused builder never wrote"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     let other = target.run(
         cwd_b.path(),
         &["build", "--no-embed", "--no-promote", "--source", &source],
@@ -485,14 +497,13 @@ async fn a_builder_paused_past_its_lease(target: Target<'_>) {
 
     let paused = paused.wait_with_output().unwrap();
     let said = stderr(&paused);
-    assert_eq!(paused.status.code(), Some(5), "{said}");
-    assert!(said.contains("lock") && said.contains("lost"), "{said}");
     // The commit is whole: every file matches the _SUCCESS the other wrote.
-    let store = target.store();
     let artifact = read_artifact(&store, &ArtifactLocation::Commit(commit.clone()))
         .await
-        .unwrap_or_else(|e| panic!("the commit was corrupted: {e}"));
+        .unwrap_or_else(|e| panic!("the commit was corrupted: {e}\n{said}"));
     check_documents(&artifact).unwrap();
+    assert_eq!(paused.status.code(), Some(5), "{said}");
+    assert!(said.contains("lock") && said.contains("lost"), "{said}");
     let verify = target.run(cwd_b.path(), &["verify", "--commit", commit], None);
     assert!(verify.status.success(), "{}", stderr(&verify));
 }
