@@ -191,6 +191,10 @@ pub struct SearchArgs {
     /// The registry name in TopGun's adapter object.
     #[arg(long, value_name = "NAME", default_value = "agentfinder-skills")]
     pub registry: String,
+    /// With `--format topgun`: answer within this many seconds, retries
+    /// included (TopGun gives a registry 8 s); past it, status "unavailable".
+    #[arg(long, value_name = "SECS", default_value_t = 8.0)]
+    pub deadline: f64,
     #[command(flatten)]
     pub meili: MeiliArgs,
 }
@@ -437,16 +441,25 @@ async fn run_search_topgun(args: SearchArgs) -> Result<u8, CommandFailure> {
                 all_sections: args.all_sections,
                 hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
             };
-            meili::search_detailed(&config, &args.query, &options)
-                .await
-                .map(|response| response.documents)
-                .map_err(|e| {
+            let deadline = Duration::from_secs_f64(args.deadline.max(0.001));
+            let searched = meili::search_detailed(&config, &args.query, &options);
+            match tokio::time::timeout(deadline, searched).await {
+                Err(_) => Err((
+                    RegistryStatus::Unavailable,
+                    format!(
+                        "Meilisearch at {} gave no answer within {:.1} s",
+                        config.display_url(),
+                        deadline.as_secs_f64()
+                    ),
+                )),
+                Ok(answer) => answer.map(|response| response.documents).map_err(|e| {
                     let status = match e {
                         meili::MeiliError::Unavailable { .. } => RegistryStatus::Unavailable,
                         _ => RegistryStatus::Failed,
                     };
                     (status, config.scrub(&e.to_string()))
-                })
+                }),
+            }
         }
     };
     let latency_ms = started.elapsed().as_millis() as u64;

@@ -176,6 +176,32 @@ async fn search_in_topguns_format_matches_the_schema_up_or_down() {
         })))
         .mount(&server)
         .await;
+    // A server that never answers: unavailable within the deadline, not after the retries.
+    let hanging = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30)))
+        .mount(&hanging)
+        .await;
+    let started = std::time::Instant::now();
+    let mut slow = std::process::Command::new(env!("CARGO_BIN_EXE_agentfinder-skills-reader"));
+    let out = slow
+        .args(["search", "q", "--format", "topgun", "--deadline", "1"])
+        .env("XDG_STATE_HOME", state.path())
+        .env("MEILI_URL", hanging.uri())
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let timed_out: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid(&adapter, &timed_out);
+    assert_eq!(timed_out["status"], "unavailable");
+    assert!(
+        timed_out["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no answer within 1.0 s"),
+        "{timed_out}"
+    );
+
     let up = search(Some(&server.uri()));
     assert_valid(&adapter, &up);
     assert_eq!(up["status"], "ok");
