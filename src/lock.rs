@@ -24,7 +24,7 @@
 //! by a released one that anyone may take, or, on a local folder, deleted
 //! only if it is still ours.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -104,23 +104,30 @@ struct Lease {
     ttl: Duration,
     /// Why the lock was lost, once it is.
     lost: Mutex<Option<String>>,
-    lost_flag: AtomicBool,
 }
 
 impl Lease {
     fn lose(&self, reason: String) {
-        if let Ok(mut lost) = self.lost.lock() {
-            lost.get_or_insert(reason);
-        }
-        self.lost_flag.store(true, Ordering::SeqCst);
+        self.lost
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get_or_insert(reason);
+    }
+
+    /// Why the lock was lost, if it was.
+    fn lost(&self) -> Option<String> {
+        self.lost
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     /// Why the holder may no longer write, if it may not. The lease is
     /// treated as over a sixth of it early, so a write begun just before
     /// never ends after another builder could take the lock.
     fn refusal(&self) -> Option<String> {
-        if self.lost_flag.load(Ordering::SeqCst) {
-            return self.lost.lock().ok().and_then(|l| l.clone());
+        if let Some(reason) = self.lost() {
+            return Some(reason);
         }
         let margin = (self.ttl / 6).as_millis() as u64;
         let expires_ms = self.expires_at.load(Ordering::SeqCst) * 1000;
@@ -286,7 +293,6 @@ impl StoreLock {
             expires_at: AtomicU64::new(record.expires_at),
             ttl,
             lost: Mutex::new(None),
-            lost_flag: AtomicBool::new(false),
         });
         let heartbeat = tokio::spawn(heartbeat(
             store.clone(),
@@ -320,7 +326,7 @@ impl StoreLock {
         if let Some(heartbeat) = self.heartbeat.take() {
             heartbeat.abort();
         }
-        if self.lease.lost_flag.load(Ordering::SeqCst) {
+        if self.lease.lost().is_some() {
             return;
         }
         let Ok(Some((record, version))) = read_record(&self.store, &self.path).await else {

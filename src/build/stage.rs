@@ -33,7 +33,8 @@ pub(super) fn stage_artifact(
     dir: &std::path::Path,
 ) -> Result<(Assembled, ArtifactFiles), BuildError> {
     let cache = run.parses.as_ref();
-    let entries = snapshot.reopened()?.list()?;
+    // The listing releases the pack pages it maps as it goes (see Snapshot::list).
+    let entries = snapshot.list()?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let skills = skill_entries(&entries, &rules);
     reporter.info(

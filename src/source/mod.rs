@@ -270,7 +270,10 @@ impl Snapshot {
         }
     }
 
-    /// Lists every file and symlink of the tree.
+    /// Lists every file and symlink of the tree. A git tree is read through
+    /// object databases of its own, replaced as the listing goes, so the
+    /// pack pages it maps are released (the snapshot's own database keeps
+    /// none of them).
     pub fn list(&self) -> Result<Vec<Entry>, SourceError> {
         match &self.inner {
             Inner::Git(source) => source.list(),
