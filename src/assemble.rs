@@ -32,6 +32,9 @@ pub struct VersionInfo {
     pub commit_time: String,
     /// Branch or ref.
     pub branch: String,
+    /// When each skill file last changed in the source, Unix seconds, by
+    /// path; a file missing from it gets no `last_updated`.
+    pub file_times: std::collections::HashMap<String, i64>,
 }
 
 /// Assembling failed.
@@ -127,6 +130,7 @@ impl<'a, W: Write> Assembler<'a, W> {
             findings.warn(path, finding)?;
         }
         let ctx = BuildContext {
+            source: config.source_id(),
             repo: config.repo().to_string(),
             branch: version.branch.clone(),
             commit: version.commit.clone(),
@@ -215,8 +219,14 @@ impl<'a, W: Write> Assembler<'a, W> {
         }
         self.findings
             .name(path, parsed.text_field("name").unwrap_or(&folder))?;
+        let last_updated = self
+            .version
+            .file_times
+            .get(path)
+            .map(|&seconds| crate::source::rfc3339(seconds));
         let input = SkillInput {
             path,
+            last_updated: last_updated.as_deref(),
             skill: &folder,
             parsed,
             marketplace_description: self
@@ -337,8 +347,8 @@ pub fn meilisearch_config(index: &str, embedder: Option<&EmbedderInfo>) -> Meili
             "marketplace_description", "content", "text", "path"
         ],
         "displayedAttributes": ["*"],
-        "filterableAttributes": ["repo", "skill", "skill_key", "kind", "path", "version", "branch", "commit"],
-        "sortableAttributes": ["ordinal", "part", "updated_at"],
+        "filterableAttributes": ["source", "repo", "skill", "skill_key", "kind", "path", "version", "branch", "commit"],
+        "sortableAttributes": ["ordinal", "part", "updated_at", "last_updated"],
         "distinctAttribute": null,
     });
     if let Some(embedder) = embedder {

@@ -284,9 +284,8 @@ pub async fn backfill(
 async fn open(request: &BackfillRequest) -> Result<History, BuildError> {
     let spec = request.source.clone();
     let to = request.selection.to.clone();
-    let cache = std::path::PathBuf::from(&request.config.source.cache_dir);
-    let branch = request.config.source.branch.clone();
-    off_runtime(move || open_history(&spec, to.as_deref(), &cache, &branch)).await
+    let fetching = request.config.fetching();
+    off_runtime(move || open_history(&spec, to.as_deref(), &fetching)).await
 }
 
 /// The selected commits, oldest first.

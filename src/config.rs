@@ -9,6 +9,7 @@ use crate::chunk::ChunkOptions;
 use crate::document::LinkTemplates;
 use crate::parse::ParseOptions;
 use crate::source::identity::RepoIdentity;
+use agentfinder_skills_reader::contract::{default_source_id, is_valid_source_id};
 use agentfinder_skills_reader::store::StoreOptions;
 
 /// The configuration file could not be used.
@@ -44,8 +45,10 @@ pub enum ConfigError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Where the skills come from.
+    /// Where the skills come from (one source), and how any source is reached.
     pub source: SourceConfig,
+    /// Many sources, each built into `sources/<id>/` of the store.
+    pub sources: Vec<SourceEntry>,
     /// Which files are skills.
     pub walk: WalkConfig,
     /// Limits of the parse stage.
@@ -136,6 +139,9 @@ pub enum EmbedDevice {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SourceConfig {
+    /// Id of this source in documents, results and the store (default:
+    /// derived from `repo`, see [`default_source_id`]).
+    pub id: Option<String>,
     /// Default `--source`: a folder, a git repository or a URL.
     pub location: Option<String>,
     /// `owner/name` used in documents and links (default: derived from the
@@ -148,17 +154,124 @@ pub struct SourceConfig {
     pub branch: String,
     /// Where remote sources are cloned.
     pub cache_dir: String,
+    /// Seconds a clone or fetch waits for the server to accept a connection.
+    pub connect_timeout_secs: u64,
+    /// Seconds one source of a many-source build may take, clone to
+    /// promotion; past it the source is `unavailable` and the run goes on.
+    pub timeout_secs: u64,
+    /// Sources built at once by a many-source build.
+    pub concurrency: usize,
 }
 
 impl Default for SourceConfig {
     fn default() -> Self {
         Self {
+            id: None,
             location: None,
             repo: None,
             url: None,
             branch: "main".into(),
             cache_dir: ".cache/sources".into(),
+            connect_timeout_secs: 8,
+            timeout_secs: 1800,
+            concurrency: 2,
         }
+    }
+}
+
+/// One `[[sources]]` entry: a source of a many-source build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SourceEntry {
+    /// Short unique id: the store folder `sources/<id>/`, and the source
+    /// of every document and result.
+    pub id: String,
+    /// An https URL, a local git repository or a plain folder; `~` and
+    /// `$HOME` expand. A preset gives a default.
+    pub location: Option<String>,
+    /// Branch, tag or commit (default: the remote's default branch / HEAD).
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// `owner/name` (default: derived as for `[source].repo`).
+    pub repo: Option<String>,
+    /// Public URL for the manifest.
+    pub url: Option<String>,
+    /// Globs of skill files (default: `[walk].include`, or the preset's).
+    pub include: Option<Vec<String>>,
+    /// URL templates (default: the repository host's).
+    pub links: LinksConfig,
+    /// Built by `build`; a disabled source is left alone.
+    pub enabled: bool,
+    /// A known layout of skills installed on this machine.
+    pub preset: Option<Preset>,
+}
+
+impl Default for SourceEntry {
+    fn default() -> Self {
+        Self {
+            id: String::new(),
+            location: None,
+            reference: None,
+            repo: None,
+            url: None,
+            include: None,
+            links: LinksConfig::default(),
+            enabled: true,
+            preset: None,
+        }
+    }
+}
+
+/// Layouts of skills installed by agents, as `[[sources]].preset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// Codex's own skills: `~/.codex/skills/*/SKILL.md`.
+    CodexSkills,
+    /// Codex's plugin cache:
+    /// `~/.codex/plugins/cache/<publisher>/<plugin>/<version>/skills/<skill>/SKILL.md`,
+    /// where `current` and `local` name a version: one skill is built once,
+    /// from the version they name (see [`crate::walk::one_version_per_plugin`]).
+    CodexPlugins,
+}
+
+impl Preset {
+    /// Where the layout is on this machine (before `~` expands).
+    pub fn location(self) -> &'static str {
+        match self {
+            Self::CodexSkills => "~/.codex/skills",
+            Self::CodexPlugins => "~/.codex/plugins/cache",
+        }
+    }
+
+    /// The globs of its skill files.
+    pub fn include(self) -> Vec<String> {
+        match self {
+            Self::CodexSkills => vec!["*/SKILL.md".into()],
+            Self::CodexPlugins => vec!["*/*/*/skills/*/SKILL.md".into()],
+        }
+    }
+
+    /// The repository name its documents carry.
+    pub fn repo(self) -> &'static str {
+        match self {
+            Self::CodexSkills => "local/codex-skills",
+            Self::CodexPlugins => "local/codex-plugins",
+        }
+    }
+}
+
+/// `text` with a leading `~` and every `$HOME` / `${HOME}` replaced by
+/// `home` (unchanged without one).
+pub fn expand_home(text: &str, home: Option<&str>) -> String {
+    let Some(home) = home.filter(|h| !h.is_empty()) else {
+        return text.to_string();
+    };
+    let home = home.trim_end_matches('/');
+    let text = text.replace("${HOME}", home).replace("$HOME", home);
+    match text.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        _ => text,
     }
 }
 
@@ -172,6 +285,9 @@ pub struct WalkConfig {
     pub exclude_dirs: Vec<String>,
     /// Path of the marketplace file.
     pub marketplace: String,
+    /// Build one version per plugin skill of a Codex plugin cache (set by
+    /// the `codex-plugins` preset).
+    pub one_version_per_plugin: bool,
 }
 
 impl Default for WalkConfig {
@@ -180,6 +296,7 @@ impl Default for WalkConfig {
             include: vec!["**/SKILL.md".into()],
             exclude_dirs: vec!["node_modules".into(), ".git".into()],
             marketplace: ".claude-plugin/marketplace.json".into(),
+            one_version_per_plugin: false,
         }
     }
 }
@@ -328,7 +445,68 @@ impl Config {
         if self.walk.include.is_empty() {
             return invalid("walk.include is empty: no file would be a skill".into());
         }
+        if self.source.concurrency == 0 {
+            return invalid("source.concurrency must be at least 1".into());
+        }
+        if !self.sources.is_empty() && self.source.location.is_some() {
+            return invalid(
+                "[source].location and [[sources]] are both set: list the first as one of the [[sources]] (or drop it)".into(),
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (n, entry) in self.sources.iter().enumerate() {
+            if !is_valid_source_id(&entry.id) {
+                return invalid(format!(
+                    "sources[{n}].id = {:?}: use 1 to 64 of a-z, 0-9, - and _, starting with a letter or digit",
+                    entry.id
+                ));
+            }
+            if !seen.insert(entry.id.as_str()) {
+                return invalid(format!("sources[{n}].id = {:?} is used twice", entry.id));
+            }
+            if entry.location.is_none() && entry.preset.is_none() {
+                return invalid(format!(
+                    "sources[{n}] ({}) has neither a location nor a preset",
+                    entry.id
+                ));
+            }
+            if entry.include.as_ref().is_some_and(Vec::is_empty) {
+                return invalid(format!("sources[{n}] ({}): include is empty", entry.id));
+            }
+        }
         Ok(())
+    }
+
+    /// The configuration of one `[[sources]]` entry's build: this one with
+    /// the entry's id, location (`~` and `$HOME` expanded with `home`),
+    /// repository, globs and links, and its preset's defaults.
+    pub fn for_entry(&self, entry: &SourceEntry, home: Option<&str>) -> (Config, String) {
+        let mut config = self.clone();
+        config.sources = Vec::new();
+        let preset = entry.preset;
+        let location = entry
+            .location
+            .clone()
+            .or_else(|| preset.map(|p| p.location().to_string()))
+            .unwrap_or_default();
+        let location = expand_home(&location, home);
+        config.source.id = Some(entry.id.clone());
+        config.source.location = Some(location.clone());
+        config.source.repo = entry
+            .repo
+            .clone()
+            .or_else(|| preset.map(|p| p.repo().to_string()));
+        config.source.url = entry.url.clone();
+        if let Some(include) = entry
+            .include
+            .clone()
+            .or_else(|| preset.map(Preset::include))
+        {
+            config.walk.include = include;
+        }
+        config.walk.one_version_per_plugin |= preset == Some(Preset::CodexPlugins);
+        config.links = entry.links.clone();
+        (config, location)
     }
 
     /// Options of the parse stage.
@@ -390,6 +568,15 @@ impl Config {
         config
     }
 
+    /// The id of the source documents carry: `[source].id` (a `[[sources]]`
+    /// entry's id), else derived from the repository.
+    pub fn source_id(&self) -> String {
+        self.source
+            .id
+            .clone()
+            .unwrap_or_else(|| default_source_id(self.repo()))
+    }
+
     /// The `owner/name` documents carry (set by [`Config::for_source`]).
     pub fn repo(&self) -> &str {
         self.source.repo.as_deref().unwrap_or("local/source")
@@ -429,6 +616,15 @@ impl Config {
         })
     }
 
+    /// How remote sources are fetched.
+    pub fn fetching(&self) -> crate::source::Fetching {
+        crate::source::Fetching {
+            cache_dir: std::path::PathBuf::from(&self.source.cache_dir),
+            default_branch: self.source.branch.clone(),
+            connect_timeout: std::time::Duration::from_secs(self.source.connect_timeout_secs),
+        }
+    }
+
     /// Public URL of the source repository for the manifest.
     pub fn source_url(&self) -> String {
         self.source.url.clone().unwrap_or_default()
@@ -438,6 +634,7 @@ impl Config {
     /// read from or written to).
     pub fn digest(&self) -> String {
         let shaping = serde_json::json!({
+            "source": self.source_id(),
             "repo": self.source.repo,
             "walk": self.walk,
             "parse": self.parse,

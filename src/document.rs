@@ -1,7 +1,7 @@
 //! Document stage: a parsed skill becomes its `skill` document and one
 //! `skill_section` document per chunk, in the contract's shape.
 //!
-//! Ids are deterministic from (repo, path, kind, ordinal, part), so a file
+//! Ids are deterministic from (source, repo, path, kind, ordinal, part), so a file
 //! that did not change keeps its ids across commits; they carry a readable
 //! slug and a hash of the exact path, so `a_b` and `a-b` never collide. URLs
 //! are pinned to the commit. Pure: no disk, no network.
@@ -48,6 +48,8 @@ impl LinkTemplates {
 /// What every document of one build shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildContext {
+    /// Id of the source (unique in a store; part of ids and skill keys).
+    pub source: String,
     /// `owner/name`.
     pub repo: String,
     /// Branch or ref.
@@ -63,6 +65,14 @@ pub struct BuildContext {
 }
 
 impl BuildContext {
+    /// The scope of this build's document ids.
+    pub fn ids(&self) -> IdScope<'_> {
+        IdScope {
+            source: &self.source,
+            repo: &self.repo,
+        }
+    }
+
     /// Fills `template` for a file or folder at `path`; empty without a template.
     pub fn link(&self, template: &Option<String>, path: &str) -> String {
         let Some(template) = template else {
@@ -90,6 +100,8 @@ pub struct SkillInput<'a> {
     pub parsed: &'a ParsedSkill,
     /// Description from the marketplace file.
     pub marketplace_description: Option<&'a str>,
+    /// When the file last changed in its source, RFC 3339.
+    pub last_updated: Option<&'a str>,
 }
 
 /// The skill's documents: the `skill` document first, then its sections.
@@ -117,8 +129,9 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
     let base = Document {
         id: String::new(),
         repo: ctx.repo.clone(),
+        source: ctx.source.clone(),
         skill: input.skill.to_string(),
-        skill_key: skill_key(&ctx.repo, input.path),
+        skill_key: skill_key(&ctx.source, &ctx.repo, input.path),
         skill_name: skill_name.clone(),
         skill_description: description.clone(),
         marketplace_description,
@@ -136,6 +149,7 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         parts: 1,
         version: ctx.version.clone(),
         updated_at: ctx.updated_at.clone(),
+        last_updated: input.last_updated.map(str::to_string),
         branch: ctx.branch.clone(),
         commit: ctx.commit.clone(),
         content_sha: parsed.content_sha.clone(),
@@ -151,7 +165,7 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         description.clone()
     };
     documents.push(Document {
-        id: document_id(&ctx.repo, input.path, KIND_SKILL, 0, 0),
+        id: document_id(&ctx.ids(), input.path, KIND_SKILL, 0, 0),
         text: join_nonempty(&[&skill_name, &description, input.path]),
         content,
         ..base.clone()
@@ -165,7 +179,7 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         let heading_text = chunk.heading_path.join(" > ");
         documents.push(Document {
             id: document_id(
-                &ctx.repo,
+                &ctx.ids(),
                 input.path,
                 KIND_SECTION,
                 chunk.ordinal,
@@ -199,12 +213,31 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
     documents
 }
 
+/// What a document id is made from besides the file: the source and the
+/// repository.
+#[derive(Debug, Clone, Copy)]
+pub struct IdScope<'a> {
+    /// Source id.
+    pub source: &'a str,
+    /// `owner/name`.
+    pub repo: &'a str,
+}
+
 /// The id of a document: a readable slug of repo and path, the ordinal and
-/// part, and 12 hex digits of a sha256 over the exact (repo, path, kind,
-/// ordinal, part). At most about 240 bytes, `[a-z0-9-]` only.
-pub fn document_id(repo: &str, path: &str, kind: &str, ordinal: u32, part: u32) -> String {
+/// part, and 12 hex digits of a sha256 over the exact (source, repo, path,
+/// kind, ordinal, part), so two sources holding one repository never share
+/// an id. At most about 240 bytes, `[a-z0-9-]` only.
+pub fn document_id(scope: &IdScope<'_>, path: &str, kind: &str, ordinal: u32, part: u32) -> String {
+    let repo = scope.repo;
     let mut hasher = Sha256::new();
-    for piece in [repo, path, kind, &ordinal.to_string(), &part.to_string()] {
+    for piece in [
+        scope.source,
+        repo,
+        path,
+        kind,
+        &ordinal.to_string(),
+        &part.to_string(),
+    ] {
         hasher.update(piece.as_bytes());
         hasher.update([0]);
     }
@@ -258,6 +291,7 @@ mod tests {
 
     fn context() -> BuildContext {
         BuildContext {
+            source: "hf".into(),
             repo: "huggingface/skills".into(),
             branch: "main".into(),
             commit: "a".repeat(40),
@@ -269,16 +303,29 @@ mod tests {
 
     #[test]
     fn ids_are_safe_deterministic_and_collision_free() {
-        let a = document_id("o/r", "skills/a_b/SKILL.md", KIND_SECTION, 1, 0);
-        let b = document_id("o/r", "skills/a-b/SKILL.md", KIND_SECTION, 1, 0);
+        let scope = IdScope {
+            source: "s",
+            repo: "o/r",
+        };
+        let a = document_id(&scope, "skills/a_b/SKILL.md", KIND_SECTION, 1, 0);
+        let b = document_id(&scope, "skills/a-b/SKILL.md", KIND_SECTION, 1, 0);
         assert_ne!(a, b);
         assert_eq!(
             a,
-            document_id("o/r", "skills/a_b/SKILL.md", KIND_SECTION, 1, 0)
+            document_id(&scope, "skills/a_b/SKILL.md", KIND_SECTION, 1, 0)
         );
         assert!(a.starts_with("o-r-skills-a-b-skill-md-001-000-"), "{a}");
+        // The same repository in two sources: two ids.
+        let other = IdScope {
+            source: "mirror",
+            ..scope
+        };
+        assert_ne!(
+            a,
+            document_id(&other, "skills/a_b/SKILL.md", KIND_SECTION, 1, 0)
+        );
         let long = document_id(
-            "o/r",
+            &scope,
             &format!("{}/SKILL.md", "ü/".repeat(500)),
             KIND_SKILL,
             0,
@@ -286,8 +333,8 @@ mod tests {
         );
         assert!(is_valid_document_id(&long) && long.len() < 260, "{long}");
         assert_ne!(
-            document_id("o/r", "p", KIND_SKILL, 0, 0),
-            document_id("o/r", "p", KIND_SECTION, 0, 0)
+            document_id(&scope, "p", KIND_SKILL, 0, 0),
+            document_id(&scope, "p", KIND_SECTION, 0, 0)
         );
     }
 
@@ -305,6 +352,7 @@ mod tests {
                 skill: "my pdf",
                 parsed: &parsed,
                 marketplace_description: Some("PDF plugin"),
+                last_updated: Some("2026-01-02T03:04:05Z"),
             },
         );
         assert_eq!(docs.len(), 3);
@@ -346,7 +394,15 @@ mod tests {
         assert_eq!(usage.text, rule);
         assert_eq!(usage.content, "# Usage Notes\n\nRun it.");
         assert_eq!(skill.text, "pdf\nReads PDFs\nskills/my pdf/SKILL.md");
-        assert_eq!(skill.skill_key, "huggingface/skills:skills/my pdf/SKILL.md");
+        assert_eq!(
+            skill.skill_key,
+            "hf:huggingface/skills:skills/my pdf/SKILL.md"
+        );
+        assert!(
+            docs.iter()
+                .all(|d| d.source == "hf"
+                    && d.last_updated.as_deref() == Some("2026-01-02T03:04:05Z"))
+        );
         assert_eq!((usage.line_start, usage.line_end), (8, 10));
         assert!(docs
             .iter()

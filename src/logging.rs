@@ -45,12 +45,24 @@ pub struct Reporter {
     pub verbose: bool,
     /// Text or JSON lines.
     pub format: LogFormat,
+    /// The source a line is about, when a run builds many: text lines are
+    /// prefixed with `[<id>] `, JSON lines carry `"source"`.
+    pub source: Option<&'static str>,
 }
 
 /// Warnings printed before the rest are only counted (all go to the manifest).
 const WARNINGS_SHOWN: usize = 20;
 
 impl Reporter {
+    /// This reporter, with its lines naming `source`. The id is kept for
+    /// the rest of the process (a run names a handful of sources).
+    pub fn for_source(&self, source: &str) -> Reporter {
+        Reporter {
+            source: Some(Box::leak(source.to_string().into_boxed_str())),
+            ..*self
+        }
+    }
+
     /// An informational line of `stage`.
     pub fn info(&self, stage: &str, message: impl AsRef<str>) {
         if !self.quiet {
@@ -74,7 +86,7 @@ impl Reporter {
     pub fn skipped(&self, path: &str, class: &str, reason: &str) {
         let fields = object(json!({"path": path, "class": class}));
         match self.format {
-            LogFormat::Text => eprintln!("skipped: {path}: {class}: {reason}"),
+            LogFormat::Text => eprintln!("{}skipped: {path}: {class}: {reason}", self.scope()),
             LogFormat::Json => self.line("warn", "validate", reason, fields),
         }
     }
@@ -99,7 +111,7 @@ impl Reporter {
             match self.format {
                 LogFormat::Text => {
                     let place = line.map_or(path.to_string(), |l| format!("{path}:{l}"));
-                    eprintln!("warning: {place}: {class}: {message}");
+                    eprintln!("{}warning: {place}: {class}: {message}", self.scope());
                 }
                 LogFormat::Json => {
                     let fields = object(json!({"path": path, "line": line, "class": class}));
@@ -145,17 +157,28 @@ impl Reporter {
         bar
     }
 
+    /// `[<source>] ` before a text line about one source; empty otherwise.
+    fn scope(&self) -> String {
+        self.source.map(|s| format!("[{s}] ")).unwrap_or_default()
+    }
+
     fn line(&self, level: &str, stage: &str, message: &str, fields: Map<String, Value>) {
         match self.format {
-            LogFormat::Text => match level {
-                "info" => eprintln!("{message}"),
-                "warn" => eprintln!("warning: {message}"),
-                _ => eprintln!("error: {message}"),
-            },
+            LogFormat::Text => {
+                let scope = self.scope();
+                match level {
+                    "info" => eprintln!("{scope}{message}"),
+                    "warn" => eprintln!("{scope}warning: {message}"),
+                    _ => eprintln!("{scope}error: {message}"),
+                }
+            }
             LogFormat::Json => {
                 let mut line = object(
                     json!({"ts": now(), "level": level, "stage": stage, "message": message}),
                 );
+                if let Some(source) = self.source {
+                    line.insert("source".into(), json!(source));
+                }
                 line.extend(fields);
                 eprintln!("{}", Value::Object(line));
             }

@@ -71,6 +71,95 @@ pub fn skill_entries<'a>(entries: &'a [Entry], rules: &WalkRules) -> Vec<&'a Ent
     found
 }
 
+/// Names of a plugin's version folder that stand for another version.
+pub const VERSION_ALIASES: [&str; 2] = ["current", "local"];
+
+/// Of the skill files of a Codex plugin cache,
+/// `<publisher>/<plugin>/<version>/skills/<skill>/SKILL.md`, one per
+/// publisher, plugin and skill, so a skill installed once is built once
+/// however many names its version has: the version `current` names
+/// (`aliases` maps `<publisher>/<plugin>` to the folder its `current`
+/// symlink points at), else the newest numbered version, else `current`,
+/// else `local`. Paths of another shape are kept as they are.
+pub fn one_version_per_plugin<'a>(
+    skills: Vec<&'a Entry>,
+    aliases: &std::collections::HashMap<String, String>,
+) -> Vec<&'a Entry> {
+    use std::collections::BTreeMap;
+    let mut groups: BTreeMap<(String, String), Vec<(&str, &'a Entry)>> = BTreeMap::new();
+    let mut kept = Vec::new();
+    for entry in skills {
+        let parts: Vec<&str> = entry.path.split('/').collect();
+        match parts.as_slice() {
+            [publisher, plugin, version, "skills", skill, _file] => {
+                let plugin_key = format!("{publisher}/{plugin}");
+                let version = &entry.path[publisher.len() + plugin.len() + 2..][..version.len()];
+                groups
+                    .entry((plugin_key, skill.to_string()))
+                    .or_default()
+                    .push((version, entry));
+            }
+            _ => kept.push(entry),
+        }
+    }
+    for ((plugin, _), versions) in groups {
+        let named = aliases.get(&plugin).map(String::as_str);
+        let chosen = versions
+            .iter()
+            .find(|(v, _)| Some(*v) == named)
+            .or_else(|| {
+                versions
+                    .iter()
+                    .filter(|(v, _)| !VERSION_ALIASES.contains(v))
+                    .max_by(|a, b| compare_versions(a.0, b.0))
+            })
+            .or_else(|| {
+                VERSION_ALIASES
+                    .iter()
+                    .find_map(|alias| versions.iter().find(|(v, _)| v == alias))
+            });
+        if let Some((_, entry)) = chosen {
+            kept.push(entry);
+        }
+    }
+    kept.sort_by(|a, b| a.path.cmp(&b.path));
+    kept
+}
+
+/// The `current` aliases of a Codex plugin cache: `<publisher>/<plugin>`
+/// to the version folder its `current` symlink names, from the listing's
+/// symlinks and `target`, which reads one's target path.
+pub fn plugin_aliases(
+    entries: &[Entry],
+    target: impl Fn(&Entry) -> Option<String>,
+) -> std::collections::HashMap<String, String> {
+    entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::Symlink)
+        .filter_map(|e| {
+            let (plugin, name) = e.path.rsplit_once('/')?;
+            if name != "current" || plugin.split('/').count() != 2 {
+                return None;
+            }
+            let target = target(e)?;
+            let version = target.trim_end_matches('/').rsplit('/').next()?.to_string();
+            Some((plugin.to_string(), version))
+        })
+        .collect()
+}
+
+/// Orders version names: numeric pieces (split on `.`, `-`, `+`) as
+/// numbers, others as text.
+fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    let pieces = |v: &str| -> Vec<(u64, String)> {
+        v.trim_start_matches('v')
+            .split(['.', '-', '+'])
+            .map(|p| (p.parse().unwrap_or(0), p.to_string()))
+            .collect()
+    };
+    pieces(a).cmp(&pieces(b))
+}
+
 /// The folder name of a skill: the SKILL.md's parent folder, or `fallback`
 /// (the repository name) for a SKILL.md at the root.
 pub fn skill_folder<'a>(path: &'a str, fallback: &'a str) -> &'a str {
@@ -106,6 +195,53 @@ pub fn resolve_symlink(link: &str, target: &str, skill_paths: &[&str]) -> Option
 mod tests {
     use super::*;
     use crate::source::ObjectRef;
+
+    fn file(path: &str) -> Entry {
+        Entry {
+            path: path.into(),
+            path_is_utf8: true,
+            kind: EntryKind::File,
+            object: ObjectRef::File(path.into()),
+        }
+    }
+
+    #[test]
+    fn a_plugin_skill_is_built_once_from_the_version_its_aliases_name() {
+        let entries = [
+            file("openai/docs/1.2.0/skills/pdf/SKILL.md"),
+            file("openai/docs/1.10.0/skills/pdf/SKILL.md"),
+            file("openai/docs/local/skills/pdf/SKILL.md"),
+            file("openai/docs/local/skills/draft/SKILL.md"),
+            file("acme/tools/current/skills/lint/SKILL.md"),
+            file("acme/tools/local/skills/lint/SKILL.md"),
+            file("elsewhere/SKILL.md"),
+        ];
+        let mut link = file("openai/docs/current");
+        link.kind = EntryKind::Symlink;
+        let listing: Vec<Entry> = entries.iter().cloned().chain([link]).collect();
+        let paths = |aliases| -> Vec<String> {
+            one_version_per_plugin(entries.iter().collect(), &aliases)
+                .iter()
+                .map(|e| e.path.clone())
+                .collect()
+        };
+        // `current` -> 1.2.0: that version, though 1.10.0 is newer.
+        let aliases = plugin_aliases(&listing, |_| Some("./1.2.0/".into()));
+        assert_eq!(aliases["openai/docs"], "1.2.0");
+        assert_eq!(
+            paths(aliases),
+            [
+                "acme/tools/current/skills/lint/SKILL.md",
+                "elsewhere/SKILL.md",
+                "openai/docs/1.2.0/skills/pdf/SKILL.md",
+                "openai/docs/local/skills/draft/SKILL.md",
+            ]
+        );
+        // No alias known: the newest numbered version (1.10.0 > 1.2.0).
+        let without = paths(Default::default());
+        assert!(without.contains(&"openai/docs/1.10.0/skills/pdf/SKILL.md".to_string()));
+        assert_eq!(without.len(), 4);
+    }
 
     fn rules() -> WalkRules {
         WalkRules::new(

@@ -68,7 +68,7 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
         "{summary}"
     );
     assert!(
-        summary.contains("skills=4") && summary.contains("schema=3"),
+        summary.contains("skills=4") && summary.contains("schema=4"),
         "{summary}"
     );
 
@@ -121,6 +121,28 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
     assert!(new
         .iter()
         .all(|d| d["updated_at"] == "2026-01-02T10:00:00Z"));
+    // last_updated is when each file last changed, not the commit's time:
+    // pdf and hidden are as the first commit left them.
+    let changed_at = |path: &str| {
+        let times: std::collections::BTreeSet<String> = new
+            .iter()
+            .filter(|d| d["path"] == path)
+            .map(|d| d["last_updated"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(times.len(), 1, "{path}: {times:?}");
+        times.into_iter().next().unwrap()
+    };
+    assert_eq!(changed_at("skills/pdf/SKILL.md"), "2026-01-01T10:00:00Z");
+    assert_eq!(
+        changed_at(".curated/hidden/SKILL.md"),
+        "2026-01-01T10:00:00Z"
+    );
+    assert_eq!(changed_at("skills/csv/SKILL.md"), "2026-01-02T10:00:00Z");
+    assert_eq!(changed_at("skills/new/SKILL.md"), "2026-01-02T10:00:00Z");
+    assert!(
+        new.iter().all(|d| d["source"] == "o-skills"),
+        "the source id follows the repository"
+    );
 
     // latest/ is byte-for-byte the newer commit.
     for file in [

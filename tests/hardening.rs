@@ -35,7 +35,11 @@ fn documents_links_ids_and_catalog_name_the_repository_that_was_built() {
     let docs = documents(latest.join("hf-skills.ndjson"));
     for doc in &docs {
         assert_eq!(doc["repo"], "anthropics/skills");
-        assert_eq!(doc["skill_key"], "anthropics/skills:skills/pdf/SKILL.md");
+        assert_eq!(
+            doc["skill_key"],
+            "anthropics-skills:anthropics/skills:skills/pdf/SKILL.md"
+        );
+        assert_eq!(doc["source"], "anthropics-skills");
         let url = doc["url"].as_str().unwrap();
         assert!(
             url.starts_with(&format!(

@@ -39,6 +39,9 @@ pub enum ReaderCommand {
     Health(HealthArgs),
     /// Measure search quality: top-1 / top-3 / MRR of keyword against hybrid search.
     Eval(EvalArgs),
+    /// TopGun's FindSkills: search every source as a registry, write the
+    /// output file, print the completion block.
+    Find(FindArgs),
 }
 
 impl ReaderCommand {
@@ -49,6 +52,7 @@ impl ReaderCommand {
             Self::Search(args) => &mut args.meili,
             Self::Health(args) => &mut args.meili,
             Self::Eval(args) => &mut args.meili,
+            Self::Find(args) => &mut args.meili,
         }
     }
 }
@@ -158,6 +162,9 @@ pub struct SearchArgs {
     /// Most results.
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
+    /// Only results of this source (a `[[sources]]` id).
+    #[arg(long, value_name = "ID")]
+    pub source: Option<String>,
     /// Meilisearch filter, e.g. `kind = skill` or `skill = pdf`.
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
@@ -240,6 +247,42 @@ pub struct EvalArgs {
     pub meili: MeiliArgs,
 }
 
+/// `find`.
+#[derive(Debug, Args)]
+pub struct FindArgs {
+    /// What the skill should do, in the agent's words.
+    pub query: String,
+    /// Write the output here.
+    #[arg(long, value_name = "FILE", conflicts_with = "topgun_home")]
+    pub out: Option<PathBuf>,
+    /// Write the output to ~/.topgun/found-skills-<hash>.json, where TopGun looks.
+    #[arg(long)]
+    pub topgun_home: bool,
+    /// Results per registry.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Seconds each registry is given, retries included; past it, "unavailable".
+    #[arg(long, value_name = "SECS", default_value_t = 8.0)]
+    pub deadline: f64,
+    /// Keyword search only.
+    #[arg(long)]
+    pub keyword_only: bool,
+    /// Weight of semantic results in hybrid search, from 0 to 1.
+    #[arg(long, env = "AGENTFINDER_SEMANTIC_RATIO", default_value_t = DEFAULT_SEMANTIC_RATIO)]
+    pub semantic_ratio: f32,
+    /// Index to search [default: the loaded one, else hf_skills].
+    #[arg(long)]
+    pub index: Option<String>,
+    /// The registry's name when the store holds a single source.
+    #[arg(long, default_value = "agentfinder")]
+    pub registry: String,
+    /// Artifact store whose sources are the registries.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    #[command(flatten)]
+    pub meili: MeiliArgs,
+}
+
 /// `health`.
 #[derive(Debug, Args)]
 pub struct HealthArgs {
@@ -305,7 +348,66 @@ pub async fn run(
         ReaderCommand::Search(args) => run_search(args).await,
         ReaderCommand::Health(args) => run_health(args, defaults).await,
         ReaderCommand::Eval(args) => run_eval(args).await,
+        ReaderCommand::Find(args) => run_find(args, defaults).await,
     }
+}
+
+/// `find`: every source searched as a registry; the output written, then
+/// the completion block. Meilisearch down is every registry `unavailable`,
+/// still exit 0: the file is the answer.
+async fn run_find(args: FindArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
+    use crate::find::{find, registries, topgun_path, FindOptions};
+    check_ratio(args.semantic_ratio)?;
+    let store = defaults.open(args.store.as_deref());
+    if let Err(e) = &store {
+        eprintln!("find: store: {e}; searching the whole index as one registry");
+    }
+    let registries = registries(store.as_ref().ok(), &args.registry).await;
+    let options = FindOptions {
+        index: index_name(args.index.clone(), &args.meili.state),
+        limit: args.limit,
+        hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
+        deadline: Duration::from_secs_f64(args.deadline.max(0.001)),
+    };
+    let config = args.meili.config();
+    let output = find(
+        config.as_ref(),
+        registries,
+        &args.query,
+        &options,
+        &mut |line| eprintln!("find: {line}"),
+    )
+    .await;
+    let path = match (&args.out, args.topgun_home) {
+        (Some(path), _) => path.clone(),
+        (None, true) => {
+            let home = std::env::var_os("HOME").ok_or_else(|| {
+                CommandFailure::new(exit::FAILURE, "--topgun-home: HOME is not set")
+            })?;
+            topgun_path(std::path::Path::new(&home), &output.query_hash)
+        }
+        (None, false) => {
+            return Err(CommandFailure::new(
+                exit::USAGE,
+                "find: say where the output goes: --out FILE or --topgun-home",
+            ))
+        }
+    };
+    let mut bytes = serde_json::to_vec_pretty(&output).unwrap_or_default();
+    bytes.push(b'\n');
+    let written = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&path, bytes));
+    written.map_err(|e| {
+        CommandFailure::new(
+            exit::FAILURE,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    })?;
+    print!("{}", output.completion_block(&path.display().to_string()));
+    Ok(0)
 }
 
 async fn run_sync(
@@ -324,6 +426,9 @@ async fn run_sync(
         ..SyncOptions::latest(&args.meili.state)
     };
     let report = sync_or_load(&store, &config, &options, force).await?;
+    for (source, why) in &report.left_out {
+        eprintln!("warning: source {source} left out of the index: {why}");
+    }
     println!("{}", describe_sync(&report, &config));
     Ok(0)
 }
@@ -361,8 +466,16 @@ pub fn describe_sync(report: &meili::LoadReport, config: &MeiliConfig) -> String
         LoadOutcome::Unchanged => "outcome=unchanged".to_string(),
         LoadOutcome::Loaded(reason) => format!("outcome=loaded reason=\"{reason}\""),
     };
+    let sources = match report.sources.as_slice() {
+        [only] if only.source == "." => String::new(),
+        all => format!(" sources={}", all.len()),
+    };
+    let left_out = match report.left_out.len() {
+        0 => String::new(),
+        n => format!(" left_out={n}"),
+    };
     format!(
-        "sync: meilisearch={} index={} commit={} documents={} {outcome} seconds={:.2}",
+        "sync: meilisearch={} index={} commit={}{sources}{left_out} documents={} {outcome} seconds={:.2}",
         config.display_url(),
         report.index,
         report.commit,
@@ -386,9 +499,9 @@ async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
         CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
     })?;
     let options = SearchOptions {
-        index: index_name(args.index, &args.meili.state),
+        index: index_name(args.index.clone(), &args.meili.state),
         limit: args.limit,
-        filter: args.filter,
+        filter: search_filter(&args),
         all_sections: args.all_sections,
         hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
     };
@@ -437,7 +550,7 @@ async fn run_search_topgun(args: SearchArgs) -> Result<u8, CommandFailure> {
             let options = SearchOptions {
                 index: index_name(args.index.clone(), &args.meili.state),
                 limit: args.limit,
-                filter: args.filter.clone(),
+                filter: search_filter(&args),
                 all_sections: args.all_sections,
                 hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
             };
@@ -471,6 +584,21 @@ async fn run_search_topgun(args: SearchArgs) -> Result<u8, CommandFailure> {
         serde_json::to_string_pretty(&response).unwrap_or_default()
     );
     Ok(0)
+}
+
+/// `--filter`, and with `--source`, `source = "<id>"` too.
+fn search_filter(args: &SearchArgs) -> Option<String> {
+    source_filter(args.filter.as_deref(), args.source.as_deref())
+}
+
+/// `filter` narrowed to one source.
+pub fn source_filter(filter: Option<&str>, source: Option<&str>) -> Option<String> {
+    let source = source.map(|id| format!("source = {}", serde_json::Value::from(id)));
+    match (filter, source) {
+        (Some(filter), Some(source)) => Some(format!("({filter}) AND {source}")),
+        (Some(filter), None) => Some(filter.to_string()),
+        (None, source) => source,
+    }
 }
 
 /// A semantic ratio is from 0 to 1 (Meilisearch refuses others).

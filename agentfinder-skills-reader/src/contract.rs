@@ -19,8 +19,11 @@ use serde_json::{Map, Value};
 /// on), `findings.ndjson` with every warning and skip (the manifest keeps
 /// counts and examples), and `artifact_id` / `build_digest`, so a commit
 /// rebuilt under another configuration gets an artifact of its own.
-/// Readers accept 1 to 3.
-pub const SCHEMA_VERSION: u32 = 3;
+/// 4 added `source` (the id of the source the document was built from, so
+/// one index can hold many) and `last_updated` (when the SKILL.md last
+/// changed in its source) to documents; ids and `skill_key` now include the
+/// source, so they stay unique across sources. Readers accept 1 to 4.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Oldest contract version this reader still reads.
 pub const MIN_SCHEMA_VERSION: u32 = 1;
@@ -241,10 +244,15 @@ pub struct Document {
     pub id: String,
     /// `owner/name` of the source repository.
     pub repo: String,
+    /// Id of the source it was built from (schema 4): `[[sources]].id`, or
+    /// for the single `[source]`, [`default_source_id`] of its repository.
+    #[serde(default)]
+    pub source: String,
     /// Folder name of the skill.
     pub skill: String,
-    /// One key per SKILL.md, unique across repositories: `<repo>:<path>`
-    /// (schema 3). Search groups hits on it; see [`skill_key_of`].
+    /// One key per SKILL.md, unique across sources: `<source>:<repo>:<path>`
+    /// (schema 4; `<repo>:<path>` in schema 3). Search groups hits on it;
+    /// see [`skill_key_of`].
     #[serde(default)]
     pub skill_key: String,
     /// Frontmatter `name`, else the folder name.
@@ -282,6 +290,12 @@ pub struct Document {
     pub version: Option<String>,
     /// Commit time of the source commit, RFC 3339 UTC.
     pub updated_at: String,
+    /// When this SKILL.md last changed in its source, RFC 3339 UTC
+    /// (schema 4): the newest commit of the first-parent history that
+    /// touched it, or a plain folder's file time. `None` when the history
+    /// does not reach that far (a shallow clone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_updated: Option<String>,
     /// Branch (or ref) the build was asked for.
     pub branch: String,
     /// Source commit.
@@ -299,20 +313,56 @@ pub struct Document {
 }
 
 /// The key of the skill a document (as JSON) belongs to: its `skill_key`,
-/// or for documents before schema 3, `<repo>:<path>` built the same way.
+/// or for documents before schema 3, `<repo>:<path>`.
 pub fn skill_key_of(document: &Value) -> String {
     match document.get("skill_key").and_then(Value::as_str) {
         Some(key) if !key.is_empty() => key.to_string(),
         _ => {
             let text = |k: &str| document.get(k).and_then(Value::as_str).unwrap_or_default();
-            skill_key(text("repo"), text("path"))
+            format!("{}:{}", text("repo"), text("path"))
         }
     }
 }
 
-/// The `skill_key` of the SKILL.md at `path` in `repo`.
-pub fn skill_key(repo: &str, path: &str) -> String {
-    format!("{repo}:{path}")
+/// The `skill_key` of the SKILL.md at `path` in `repo`, built from `source`.
+pub fn skill_key(source: &str, repo: &str, path: &str) -> String {
+    format!("{source}:{repo}:{path}")
+}
+
+/// The source id a single `[source]` gets when none is given: its
+/// repository's `owner/name` in lowercase with every run of other
+/// characters than `[a-z0-9]` as one `-` (`huggingface/skills` ->
+/// `huggingface-skills`).
+pub fn default_source_id(repo: &str) -> String {
+    let mut id = String::with_capacity(repo.len());
+    for c in repo.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            id.push(c);
+        } else if !id.is_empty() && !id.ends_with('-') {
+            id.push('-');
+        }
+    }
+    let id = id.trim_end_matches('-');
+    if id.is_empty() {
+        "default".to_string()
+    } else {
+        id.chars().take(MAX_SOURCE_ID_CHARS).collect()
+    }
+}
+
+/// Longest source id: it is part of paths (`sources/<id>/`), document ids
+/// and results.
+pub const MAX_SOURCE_ID_CHARS: usize = 64;
+
+/// Whether `id` can name a source: 1 to [`MAX_SOURCE_ID_CHARS`] of
+/// `[a-z0-9_-]`, starting with a letter or digit.
+pub fn is_valid_source_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_SOURCE_ID_CHARS
+        && id.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 /// Longest id Meilisearch accepts, in bytes.

@@ -6,6 +6,9 @@
 //! present and every file matches the digest the marker names ([`artifact`]),
 //! and it opens any store the builder can write to ([`store`]).
 //!
+//! [`sources`] knows where many sources live in one store and what a
+//! many-source run reports.
+//!
 //! [`topgun`] holds TopGun's registry contract (the unified result schema,
 //! its normalisation, the adapter object and FindSkills output).
 //!
@@ -16,7 +19,9 @@ pub mod artifact;
 pub mod cli;
 pub mod contract;
 pub mod documents;
+pub mod find;
 pub mod meili;
+pub mod sources;
 pub mod store;
 pub mod topgun;
 

@@ -241,6 +241,17 @@ impl Store {
         }
     }
 
+    /// The part of this store below `prefix` (`sources/<id>`), as a store
+    /// of its own: a many-source build gives each source one.
+    pub fn scoped(&self, prefix: &str) -> Store {
+        let prefix = prefix.trim_matches('/');
+        Store {
+            inner: Arc::new(PrefixStore::new(self.inner.clone(), prefix)),
+            display: format!("{}/{prefix}", self.display.trim_end_matches('/')),
+            local_root: self.local_root.as_ref().map(|root| root.join(prefix)),
+        }
+    }
+
     fn open_folder(
         path: &std::path::Path,
         display: String,

@@ -44,6 +44,9 @@ pub struct Details {
 pub struct Candidate {
     /// The skill's name.
     pub name: Option<String>,
+    /// The source it came from, when one registry serves many (the
+    /// registry's own name otherwise).
+    pub source_registry: Option<String>,
     /// What passes through.
     pub details: Details,
     /// Where to install it from.
@@ -98,15 +101,19 @@ pub fn normalize(
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut dedup_removed = 0;
     for candidate in candidates {
+        let source = candidate
+            .source_registry
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| registry.to_string());
         let Some(name) = candidate.name.filter(|n| !n.trim().is_empty()) else {
-            log(format!("Skipped unnamed result from {registry}"));
+            log(format!("Skipped unnamed result from {source}"));
             continue;
         };
         let install_url = match candidate.install_url {
             Some(url) if url.starts_with("https://") => Some(url),
             Some(_) => {
                 log(format!(
-                    "Dropped non-HTTPS install_url from {registry}:{name}"
+                    "Dropped non-HTTPS install_url from {source}:{name}"
                 ));
                 None
             }
@@ -114,7 +121,7 @@ pub fn normalize(
         };
         let result = UnifiedResult {
             name,
-            source_registry: registry.to_string(),
+            source_registry: source,
             details: candidate.details,
             install_url,
             raw_metadata: untrusted(candidate.raw_metadata),
@@ -281,9 +288,10 @@ impl FindOutput {
 /// A search hit's document (the artifact's contract) as a TopGun candidate:
 /// `name` is the frontmatter name (else the folder's), `description` the
 /// frontmatter description, `content_sha` the SKILL.md's, `install_url` the
-/// file's page without its section anchor, and `raw_metadata` the other
-/// frontmatter fields with where the hit came from. `last_updated` stays
-/// null: documents carry their commit's time, not when the file changed.
+/// file's page without its section anchor, `source_registry` the source
+/// the document was built from, `last_updated` when its SKILL.md last
+/// changed there (schema 4; null before), and `raw_metadata` the other
+/// frontmatter fields with where the hit came from.
 pub fn candidate_of(document: &Value, score: f64) -> Candidate {
     let text = |key: &str| {
         document
@@ -305,9 +313,11 @@ pub fn candidate_of(document: &Value, score: f64) -> Candidate {
     raw_metadata.insert("ranking_score".into(), Value::from(score));
     Candidate {
         name: text("skill_name").or_else(|| text("skill")),
+        source_registry: text("source"),
         details: Details {
             description: text("skill_description"),
             content_sha: text("content_sha"),
+            last_updated: text("last_updated"),
             ..Details::default()
         },
         install_url: text("url").map(|u| u.split('#').next().unwrap_or_default().to_string()),
@@ -366,6 +376,7 @@ mod tests {
     fn candidate(name: Option<&str>, updated: Option<&str>, url: Option<&str>) -> Candidate {
         Candidate {
             name: name.map(str::to_string),
+            source_registry: None,
             details: Details {
                 last_updated: updated.map(str::to_string),
                 ..Details::default()
@@ -424,6 +435,10 @@ mod tests {
         assert_eq!(fields.as_object().unwrap().len(), 10);
     }
 
+    fn doc_with_source() -> Value {
+        json!({"skill_name": "pdf", "source": "codex", "url": "https://x/SKILL.md"})
+    }
+
     #[test]
     fn a_hit_becomes_a_candidate_with_its_frontmatter_enveloped() {
         let doc = json!({"skill_name": "pdf", "skill": "pdf-tools", "skill_description": "Reads PDFs",
@@ -438,8 +453,21 @@ mod tests {
         );
         assert_eq!(result.details.description.as_deref(), Some("Reads PDFs"));
         assert_eq!(result.details.last_updated, None);
+        assert_eq!(
+            result.source_registry, "af",
+            "no source: the registry's name"
+        );
         assert_eq!(result.raw_metadata["data"]["license"], "MIT");
         assert_eq!(result.raw_metadata["data"]["path"], "s/SKILL.md");
+        // Schema 4: the source and the file's last change come through.
+        let mut newer = doc_with_source();
+        newer["last_updated"] = json!("2026-02-03T04:05:06Z");
+        let (response, _) = adapter_response("af", Ok(vec![(newer, 0.5)]), 3, &mut |_| {});
+        assert_eq!(response.results[0].source_registry, "codex");
+        assert_eq!(
+            response.results[0].details.last_updated.as_deref(),
+            Some("2026-02-03T04:05:06Z")
+        );
         let (down, _) = adapter_response(
             "af",
             Err((RegistryStatus::Unavailable, "Meilisearch is down".into())),

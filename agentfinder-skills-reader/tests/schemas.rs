@@ -50,6 +50,7 @@ fn answer() -> (AdapterResponse, usize) {
     let candidates = vec![
         Candidate {
             name: Some("pdf".into()),
+            source_registry: None,
             details: Details {
                 description: Some("Merge PDFs".into()),
                 last_updated: Some("2026-01-02T03:04:05Z".into()),

@@ -1,10 +1,10 @@
 //! The build command: clone -> walk -> parse/chunk -> validate -> embed ->
 //! write -> promote, each stage a call.
 
+pub mod sources;
 mod stage;
 mod summary;
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use agentfinder_skills_reader::artifact::ReadError;
@@ -208,9 +208,8 @@ pub async fn build_commit(
 async fn open_source(request: &BuildRequest) -> Result<Snapshot, BuildError> {
     let spec = request.source.clone();
     let reference = request.reference.clone();
-    let cache = PathBuf::from(&request.config.source.cache_dir);
-    let branch = request.config.source.branch.clone();
-    off_runtime(move || source::open(&spec, reference.as_deref(), &cache, &branch)).await
+    let fetching = request.config.fetching();
+    off_runtime(move || source::open(&spec, reference.as_deref(), &fetching)).await
 }
 
 /// Runs a blocking source operation (clone, fetch, open) off the async runtime.
@@ -270,6 +269,9 @@ async fn build_new(
     let commit = snapshot.version.id.clone();
     // Beside a local store, so its files can be renamed into place instead of copied.
     if let Some(root) = &store.local_root {
+        // A source's folder of a many-source store exists once it is built.
+        std::fs::create_dir_all(root)
+            .map_err(|e| BuildError::Internal(format!("cannot create {}: {e}", root.display())))?;
         remove_stale(root, &[".staging-"]);
     }
     let staging = match &store.local_root {

@@ -13,7 +13,7 @@ use crate::read_skills::{extract, SkillTree};
 use crate::run_context::RunContext;
 use crate::source::{self, rfc3339, Snapshot};
 use crate::staging::HashingFile;
-use crate::walk::{skill_entries, WalkRules};
+use crate::walk::{one_version_per_plugin, plugin_aliases, skill_entries, WalkRules};
 use crate::write::ArtifactFiles;
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough
@@ -36,7 +36,15 @@ pub(super) fn stage_artifact(
     // The listing releases the pack pages it maps as it goes (see Snapshot::list).
     let entries = snapshot.list()?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
-    let skills = skill_entries(&entries, &rules);
+    let mut skills = skill_entries(&entries, &rules);
+    if config.walk.one_version_per_plugin {
+        let reader = snapshot.reader();
+        let aliases = plugin_aliases(&entries, |entry| {
+            let bytes = reader.read(entry).ok()?;
+            String::from_utf8(bytes).ok()
+        });
+        skills = one_version_per_plugin(skills, &aliases);
+    }
     reporter.info(
         "walk",
         format!(
@@ -46,10 +54,12 @@ pub(super) fn stage_artifact(
         ),
     );
     let (marketplace, marketplace_findings) = read_marketplace(config, snapshot, &entries);
+    let paths: Vec<&str> = skills.iter().map(|e| e.path.as_str()).collect();
     let version = VersionInfo {
         commit: snapshot.version.id.clone(),
         commit_time: rfc3339(snapshot.version.time),
         branch: snapshot.version.branch.clone(),
+        file_times: snapshot.last_changed(&paths)?,
     };
     let io = |e: std::io::Error| BuildError::Internal(format!("staging the artifact: {e}"));
     let sinks = Sinks {

@@ -113,3 +113,24 @@ pub(super) fn list(root: &Path) -> Result<Vec<Entry>, SourceError> {
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(entries)
 }
+
+/// The modification time of each of `paths` below `root` that has one.
+pub(super) fn modified_times(
+    root: &Path,
+    paths: &[&str],
+) -> std::collections::HashMap<String, i64> {
+    paths
+        .iter()
+        .filter_map(|path| {
+            let modified = std::fs::symlink_metadata(root.join(path))
+                .ok()?
+                .modified()
+                .ok()?;
+            let seconds = modified
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?
+                .as_secs();
+            Some((path.to_string(), seconds as i64))
+        })
+        .collect()
+}

@@ -1,6 +1,7 @@
 //! Git sources through gix: open in place, or clone into a cache; resolve a
 //! ref; list the tree of the commit; read blobs.
 
+use std::collections::{HashMap, HashSet};
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -8,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use gix::bstr::ByteSlice;
 use sha2::{Digest, Sha256};
 
-use super::{Entry, EntryKind, ObjectRef, Snapshot, SourceError, Version};
+use super::{network, Entry, EntryKind, Fetching, ObjectRef, Snapshot, SourceError, Version};
 use agentfinder_skills_reader::store::{redact_text, redact_url};
 
 /// A repository and the tree of the resolved commit.
@@ -94,6 +95,160 @@ impl GitSource {
         }
         Ok(entries)
     }
+}
+
+impl GitSource {
+    /// When each of `paths` last changed, Unix seconds: the time of the
+    /// newest commit of the first-parent history from `commit` whose tree
+    /// differs from its parent's at that path (the root commit, for a path
+    /// it added). Only subtrees that differ and lead to a wanted path are
+    /// read, so a commit costs what it changed. A path the history does not
+    /// settle (a shallow boundary, or past [`MAX_HISTORY_COMMITS`]) is left
+    /// out.
+    pub(super) fn last_changed(
+        &self,
+        commit: gix::ObjectId,
+        paths: &[&str],
+    ) -> Result<HashMap<String, i64>, SourceError> {
+        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
+            source_name: self.display.clone(),
+            message: e.to_string(),
+        };
+        let mut unresolved: HashSet<&[u8]> = paths.iter().map(|p| p.as_bytes()).collect();
+        let folders: HashSet<&[u8]> = paths
+            .iter()
+            .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p.as_bytes()[..i]))
+            .collect();
+        let mut found = HashMap::with_capacity(paths.len());
+        let mut source = self.reopened()?;
+        let mut repo = source.thread_local();
+        let mut current = commit;
+        for walked in 0..MAX_HISTORY_COMMITS {
+            if unresolved.is_empty() {
+                break;
+            }
+            if walked % COMMITS_PER_DATABASE == COMMITS_PER_DATABASE - 1 {
+                source = self.reopened()?;
+                repo = source.thread_local();
+            }
+            let (time, tree, parent) = commit_parts(&repo, current).map_err(|e| git_error(&e))?;
+            let parent_tree = match parent {
+                None => None,
+                Some(parent) => match commit_parts(&repo, parent) {
+                    Ok((_, tree, _)) => Some(tree),
+                    // Below a shallow boundary: nothing more is known.
+                    Err(_) => break,
+                },
+            };
+            let mut changed = Vec::new();
+            let wanted = Wanted {
+                files: &unresolved,
+                folders: &folders,
+            };
+            diff_trees(
+                &repo,
+                parent_tree,
+                Some(tree),
+                &mut Vec::new(),
+                &wanted,
+                &mut changed,
+            )
+            .map_err(|e| git_error(&e))?;
+            for path in changed {
+                if unresolved.remove(path.as_slice()) {
+                    found.insert(String::from_utf8_lossy(&path).into_owned(), time);
+                }
+            }
+            match parent {
+                Some(parent) => current = parent,
+                None => break,
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Commits walked back at most to date the files of one snapshot.
+pub(super) const MAX_HISTORY_COMMITS: usize = 50_000;
+
+/// Commits walked through one object database (see [`GitSource::list`]).
+const COMMITS_PER_DATABASE: usize = 2_000;
+
+/// A commit's time, tree and first parent.
+fn commit_parts(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+) -> Result<(i64, gix::ObjectId, Option<gix::ObjectId>), String> {
+    let commit = repo.find_commit(id).map_err(|e| e.to_string())?;
+    let time = commit.time().map_err(|e| e.to_string())?.seconds;
+    let tree = commit.tree_id().map_err(|e| e.to_string())?.detach();
+    let parent = commit.parent_ids().next().map(|p| p.detach());
+    Ok((time, tree, parent))
+}
+
+/// The paths a history walk still looks for, and every folder above them.
+struct Wanted<'a> {
+    files: &'a HashSet<&'a [u8]>,
+    folders: &'a HashSet<&'a [u8]>,
+}
+
+/// Appends to `changed` the wanted files that differ between `old` and
+/// `new` (either may be absent), entering only folders that differ and lead
+/// to a wanted file.
+fn diff_trees(
+    repo: &gix::Repository,
+    old: Option<gix::ObjectId>,
+    new: Option<gix::ObjectId>,
+    prefix: &mut Vec<u8>,
+    wanted: &Wanted<'_>,
+    changed: &mut Vec<Vec<u8>>,
+) -> Result<(), String> {
+    let read =
+        |id: Option<gix::ObjectId>| -> Result<HashMap<Vec<u8>, (gix::ObjectId, bool)>, String> {
+            let Some(id) = id else {
+                return Ok(HashMap::new());
+            };
+            let tree = repo.find_tree(id).map_err(|e| e.to_string())?;
+            tree.iter()
+                .map(|item| {
+                    let item = item.map_err(|e| e.to_string())?;
+                    Ok((
+                        item.filename().to_vec(),
+                        (item.oid().to_owned(), item.mode().is_tree()),
+                    ))
+                })
+                .collect()
+        };
+    let old = read(old)?;
+    let new = read(new)?;
+    let names: HashSet<&Vec<u8>> = old.keys().chain(new.keys()).collect();
+    for name in names {
+        let (before, after) = (old.get(name), new.get(name));
+        if before.map(|b| b.0) == after.map(|a| a.0) {
+            continue;
+        }
+        let length = prefix.len();
+        if !prefix.is_empty() {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(name);
+        let is_tree = |side: Option<&(gix::ObjectId, bool)>| side.filter(|s| s.1).map(|s| s.0);
+        if wanted.folders.contains(prefix.as_slice()) {
+            diff_trees(
+                repo,
+                is_tree(before),
+                is_tree(after),
+                prefix,
+                wanted,
+                changed,
+            )?;
+        }
+        if wanted.files.contains(prefix.as_slice()) {
+            changed.push(prefix.clone());
+        }
+        prefix.truncate(length);
+    }
+    Ok(())
 }
 
 /// Trees read through one object database while listing (see [`GitSource::list`]).
@@ -257,14 +412,32 @@ fn looks_like_commit(reference: &str) -> bool {
 pub(super) fn clone_or_fetch(
     url: &str,
     reference: Option<&str>,
-    cache_dir: &Path,
+    fetching: &Fetching,
     full_history: bool,
 ) -> Result<gix::Repository, SourceError> {
+    let cache_dir = fetching.cache_dir.as_path();
     let display = redact_url(url);
-    let fetch_error = |message: String| SourceError::Fetch {
-        url: display.clone(),
-        message: redact_text(&message),
+    let fetch_error = |message: String| {
+        let message = redact_text(&message);
+        match network::classify(&message) {
+            Some(failure) => SourceError::Network {
+                url: display.clone(),
+                failure,
+                message,
+            },
+            None => SourceError::Fetch {
+                url: display.clone(),
+                message,
+            },
+        }
     };
+    if let Err((failure, message)) = network::probe(url, fetching.connect_timeout) {
+        return Err(SourceError::Network {
+            url: display.clone(),
+            failure,
+            message: redact_text(&message),
+        });
+    }
     let shallow = match reference {
         _ if full_history => gix::remote::fetch::Shallow::NoChange,
         Some(r) if looks_like_commit(r) => gix::remote::fetch::Shallow::NoChange,
@@ -291,15 +464,15 @@ pub(super) fn clone_or_fetch(
                     gix::remote::Direction::Fetch,
                 )
             })
-            .map_err(|e| fetch_error(e.to_string()))?;
+            .map_err(|e| fetch_error(network::with_causes(&e)))?;
         remote
             .connect(gix::remote::Direction::Fetch)
-            .map_err(|e| fetch_error(e.to_string()))?
+            .map_err(|e| fetch_error(network::with_causes(&e)))?
             .prepare_fetch(gix::progress::Discard, Default::default())
-            .map_err(|e| fetch_error(e.to_string()))?
+            .map_err(|e| fetch_error(network::with_causes(&e)))?
             .with_shallow(shallow)
             .receive(gix::progress::Discard, &interrupt)
-            .map_err(|e| fetch_error(e.to_string()))?;
+            .map_err(|e| fetch_error(network::with_causes(&e)))?;
         return Ok(repo);
     }
 
@@ -315,18 +488,18 @@ pub(super) fn clone_or_fetch(
             error,
         })?;
     let mut prepare = gix::prepare_clone_bare(url, staging.path())
-        .map_err(|e| fetch_error(e.to_string()))?
+        .map_err(|e| fetch_error(network::with_causes(&e)))?
         .with_shallow(shallow);
     prepare
         .fetch_only(gix::progress::Discard, &interrupt)
-        .map_err(|e| fetch_error(e.to_string()))?;
+        .map_err(|e| fetch_error(network::with_causes(&e)))?;
     drop(prepare);
     let staged = staging.keep();
     if std::fs::rename(&staged, &target).is_err() {
         // Another run filled the cache first; use theirs.
         let _ = std::fs::remove_dir_all(&staged);
     }
-    gix::open(&target).map_err(|e| fetch_error(e.to_string()))
+    gix::open(&target).map_err(|e| fetch_error(network::with_causes(&e)))
 }
 
 /// The cache folder of a URL: a digest of its credential-free form.

@@ -13,8 +13,10 @@
 mod folder;
 mod git;
 pub mod identity;
+pub mod network;
 
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::PathBuf;
 
 pub use folder::FOLDER_VERSION_PREFIX;
 
@@ -40,6 +42,16 @@ pub enum SourceError {
         /// The URL, redacted.
         url: String,
         /// Why, redacted.
+        message: String,
+    },
+    /// The server of a remote source could not be reached, or refused.
+    #[error("cannot clone or fetch {url}: {failure}: {message}")]
+    Network {
+        /// The URL, redacted.
+        url: String,
+        /// What kind of failure.
+        failure: network::NetworkFailure,
+        /// Details, redacted.
         message: String,
     },
     /// A git operation failed.
@@ -142,17 +154,28 @@ enum Inner {
     Folder(PathBuf),
 }
 
+/// How remote sources are fetched and which branch a version records.
+#[derive(Debug, Clone)]
+pub struct Fetching {
+    /// Where remote sources are cloned, reused across runs.
+    pub cache_dir: PathBuf,
+    /// Branch recorded when the ref does not name one.
+    pub default_branch: String,
+    /// How long a clone or fetch waits for the server to accept a connection.
+    pub connect_timeout: std::time::Duration,
+}
+
 /// Opens `spec` at `reference` (a branch, tag or commit; the default branch
-/// or HEAD when `None`). Remote sources are cloned or fetched into `cache_dir`.
+/// or HEAD when `None`). Remote sources are cloned or fetched into the cache.
 pub fn open(
     spec: &SourceSpec,
     reference: Option<&str>,
-    cache_dir: &Path,
-    default_branch: &str,
+    fetching: &Fetching,
 ) -> Result<Snapshot, SourceError> {
+    let default_branch = fetching.default_branch.as_str();
     match spec {
         SourceSpec::Remote(url) => {
-            let repo = git::clone_or_fetch(url, reference, cache_dir, false)?;
+            let repo = git::clone_or_fetch(url, reference, fetching, false)?;
             let display = agentfinder_skills_reader::store::redact_url(url);
             let mut snapshot = git::resolve(repo, reference, default_branch, display.clone())?;
             snapshot.remote_url = Some(display);
@@ -184,18 +207,18 @@ pub struct History {
 }
 
 /// Opens `spec` with its full history: a local repository in place, or a URL
-/// cloned (or fetched, deepening a shallow cache) into `cache_dir`.
+/// cloned (or fetched, deepening a shallow cache) into the cache.
 pub fn open_history(
     spec: &SourceSpec,
     reference: Option<&str>,
-    cache_dir: &Path,
-    default_branch: &str,
+    fetching: &Fetching,
 ) -> Result<History, SourceError> {
+    let default_branch = fetching.default_branch.as_str();
     let (repo, display, remote_url) = match spec {
         SourceSpec::Remote(url) => {
             let display = agentfinder_skills_reader::store::redact_url(url);
             (
-                git::clone_or_fetch(url, reference, cache_dir, true)?,
+                git::clone_or_fetch(url, reference, fetching, true)?,
                 display.clone(),
                 Some(display),
             )
@@ -297,6 +320,25 @@ impl Snapshot {
             remote_url: self.remote_url.clone(),
             inner,
         })
+    }
+
+    /// When each of `paths` (files of [`Snapshot::list`]) last changed, Unix
+    /// seconds: for git, the newest commit of the first-parent history that
+    /// touched it (none past a shallow boundary); for a plain folder, its
+    /// modification time.
+    pub fn last_changed(&self, paths: &[&str]) -> Result<HashMap<String, i64>, SourceError> {
+        match &self.inner {
+            Inner::Git(source) => {
+                let commit = gix::ObjectId::from_hex(self.version.id.as_bytes()).map_err(|e| {
+                    SourceError::Git {
+                        source_name: self.display.clone(),
+                        message: e.to_string(),
+                    }
+                })?;
+                source.last_changed(commit, paths)
+            }
+            Inner::Folder(root) => Ok(folder::modified_times(root, paths)),
+        }
     }
 
     /// A reader for entries' bytes; make one per thread.

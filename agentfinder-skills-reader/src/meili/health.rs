@@ -8,8 +8,8 @@ use super::load::document_count;
 use super::retry::call;
 use super::sidecar::LoadedState;
 use super::MeiliConfig;
-use crate::artifact::read_manifest;
 use crate::contract::ArtifactLocation;
+use crate::sources::ArtifactSet;
 use crate::store::{Store, StoreError};
 
 /// Health of the serving side.
@@ -72,13 +72,27 @@ pub async fn health(
     report.loaded_commit = state.as_ref().map(|s| s.source_commit.clone());
     report.schema_version = state.as_ref().map(|s| s.schema_version);
     match store {
-        Ok(store) => match read_manifest(store, &ArtifactLocation::Latest).await {
-            Ok((_, manifest)) => {
-                report.artifact_commit = Some(manifest.source_commit);
-                report.store_readable = true;
+        Ok(store) => {
+            let set = ArtifactSet::read(
+                store,
+                &ArtifactLocation::Latest,
+                1,
+                std::time::Duration::ZERO,
+            )
+            .await;
+            match set {
+                Ok(set) => {
+                    report.artifact_commit = Some(set.identity().source_commit);
+                    report.store_readable = true;
+                    for (source, why) in &set.left_out {
+                        report
+                            .problems
+                            .push(format!("source {source} left out: {why}"));
+                    }
+                }
+                Err(e) => report.problems.push(format!("artifact: {e}")),
             }
-            Err(e) => report.problems.push(format!("artifact: {e}")),
-        },
+        }
         Err(e) => report.problems.push(format!("store: {e}")),
     }
     let Some(config) = config else {

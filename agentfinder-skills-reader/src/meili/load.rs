@@ -17,10 +17,10 @@ use super::retry::call;
 use super::sidecar::LoadedState;
 use super::stale::{decide, ArtifactIdentity, Decision, StaleReason};
 use super::{MeiliConfig, MeiliError};
-use crate::artifact::{read_manifest_retrying, ReadError};
-use crate::contract::ArtifactLocation;
-use crate::contract::{Manifest, SuccessMarker};
+use crate::artifact::ReadError;
+use crate::contract::{ArtifactLocation, Manifest};
 use crate::documents::{for_each_batch, StreamError};
+use crate::sources::ArtifactSet;
 use crate::store::Store;
 
 /// Where to read from and where the loaded state lives.
@@ -68,6 +68,10 @@ pub struct LoadReport {
     pub documents: u64,
     /// The live index.
     pub index: String,
+    /// What each source gave (one entry, `.`, for a single artifact).
+    pub sources: Vec<super::LoadedSource>,
+    /// Sources left out because their `latest/` could not be read, and why.
+    pub left_out: Vec<(String, String)>,
     /// Wall time.
     pub seconds: f64,
 }
@@ -117,15 +121,20 @@ async fn run(
     force: bool,
 ) -> Result<LoadReport, SyncError> {
     let started = Instant::now();
-    let (success, manifest) = read_manifest_retrying(
+    let set = ArtifactSet::read(
         store,
         &options.location,
         options.artifact_attempts,
         options.artifact_pause,
     )
     .await?;
-    let identity = ArtifactIdentity::of(&manifest);
-    let index = manifest.meilisearch.index.clone();
+    let Some(leading) = set.leading_manifest() else {
+        return Err(SyncError::Artifact(ReadError::Empty {
+            location: options.location.to_string(),
+        }));
+    };
+    let identity = set.identity();
+    let index = leading.meilisearch.index.clone();
     let client = config.client()?;
     let live_count = document_count(&client, config, &index).await?;
     let state = LoadedState::read(&options.state_path);
@@ -134,33 +143,27 @@ async fn run(
     } else {
         decide(&identity, state.as_ref(), live_count)
     };
+    let report = |outcome, documents| LoadReport {
+        outcome,
+        commit: identity.source_commit.clone(),
+        documents,
+        index: index.clone(),
+        sources: set.summary(),
+        left_out: set.left_out.clone(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
     let reason = match decision {
-        Decision::UpToDate => {
-            return Ok(LoadReport {
-                outcome: LoadOutcome::Unchanged,
-                commit: identity.source_commit,
-                documents: live_count.unwrap_or(0),
-                index,
-                seconds: started.elapsed().as_secs_f64(),
-            })
-        }
+        Decision::UpToDate => return Ok(report(LoadOutcome::Unchanged, live_count.unwrap_or(0))),
         Decision::Load(reason) => reason,
     };
 
     let staging = format!("{index}_staging");
     let marker = LoadMarker::new(&identity);
-    let source = Source {
-        store,
-        location: &options.location,
-        success: &success,
-        manifest: &manifest,
-        marker: &marker,
-    };
     // The documents are streamed and checked on the way; a promotion that
     // raced this read shows at the end as a mismatch: start again.
     let mut attempt = 1;
     loop {
-        match fill_staging(&client, config, &source, &staging).await {
+        match fill_staging(&client, config, &set, leading, &marker, &staging).await {
             Ok(()) => break,
             Err(error) => {
                 let _ = delete_index(&client, config, &staging).await;
@@ -184,13 +187,18 @@ async fn run(
     // The staging index now holds the previous documents; dropping it is tidy-up.
     let _ = delete_index(&client, config, &staging).await;
 
+    let sources = match set.parts.as_slice() {
+        [part] if part.source.is_none() => Vec::new(),
+        _ => set.summary(),
+    };
     let state = LoadedState {
         schema_version: identity.schema_version,
         source_commit: identity.source_commit.clone(),
-        documents_sha256: identity.documents_sha256,
+        documents_sha256: identity.documents_sha256.clone(),
         document_count: identity.document_count,
         index: index.clone(),
         loaded_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        sources,
     };
     state
         .write(&options.state_path)
@@ -198,22 +206,7 @@ async fn run(
             path: options.state_path.display().to_string(),
             error,
         })?;
-    Ok(LoadReport {
-        outcome: LoadOutcome::Loaded(reason),
-        commit: identity.source_commit,
-        documents: identity.document_count,
-        index,
-        seconds: started.elapsed().as_secs_f64(),
-    })
-}
-
-/// The artifact a load reads: its marker and manifest, documents streamed.
-struct Source<'a> {
-    store: &'a Store,
-    location: &'a ArtifactLocation,
-    success: &'a SuccessMarker,
-    manifest: &'a Manifest,
-    marker: &'a LoadMarker,
+    Ok(report(LoadOutcome::Loaded(reason), identity.document_count))
 }
 
 /// What tells this load's index apart from every other: a synonym entry
@@ -348,16 +341,17 @@ async fn wait_for_marker(
     Ok(false)
 }
 
-/// Creates `staging` afresh, applies the manifest's settings, streams every
-/// document in batches (checked against `_SUCCESS` as they go) and checks
-/// the count.
+/// Creates `staging` afresh, applies the leading manifest's settings,
+/// streams every document of every part in batches (checked against each
+/// `_SUCCESS` as they go) and checks the count.
 async fn fill_staging(
     client: &Client,
     config: &MeiliConfig,
-    source: &Source<'_>,
+    set: &ArtifactSet,
+    manifest: &Manifest,
+    marker: &LoadMarker,
     staging: &str,
 ) -> Result<(), SyncError> {
-    let manifest = source.manifest;
     delete_index(client, config, staging).await?;
     let primary_key = manifest.meilisearch.primary_key.clone();
     let task = call(config, "create staging index", || {
@@ -373,53 +367,53 @@ async fn fill_staging(
             message: e.to_string(),
         })?;
     let mut synonyms = settings.synonyms.take().unwrap_or_default();
-    synonyms.insert(
-        LOAD_MARKER_KEY.to_string(),
-        vec![source.marker.word.clone()],
-    );
+    synonyms.insert(LOAD_MARKER_KEY.to_string(), vec![marker.word.clone()]);
     settings.synonyms = Some(synonyms);
     let task = call(config, "apply settings", || index.set_settings(&settings)).await?;
     wait(client, config, task, "apply settings").await?;
 
     let tasks = std::sync::Mutex::new(Vec::new());
-    let sent = for_each_batch(
-        source.store,
-        source.location,
-        source.success,
-        config.batch_bytes,
-        |batch| {
-            let (index, primary_key, tasks) = (&index, &primary_key, &tasks);
-            async move {
-                let task = call(config, "send documents", || {
-                    index.add_documents_ndjson(
-                        futures::io::Cursor::new(batch.clone()),
-                        Some(primary_key),
-                    )
-                })
-                .await?;
-                if let Ok(mut tasks) = tasks.lock() {
-                    tasks.push(task);
+    for part in &set.parts {
+        let sent = for_each_batch(
+            &part.store,
+            &part.location,
+            &part.success,
+            config.batch_bytes,
+            |batch| {
+                let (index, primary_key, tasks) = (&index, &primary_key, &tasks);
+                async move {
+                    let task = call(config, "send documents", || {
+                        index.add_documents_ndjson(
+                            futures::io::Cursor::new(batch.clone()),
+                            Some(primary_key),
+                        )
+                    })
+                    .await?;
+                    if let Ok(mut tasks) = tasks.lock() {
+                        tasks.push(task);
+                    }
+                    Ok::<(), MeiliError>(())
                 }
-                Ok::<(), MeiliError>(())
-            }
-        },
-    )
-    .await;
-    match sent {
-        Ok(()) => {}
-        Err(StreamError::Read(e)) => return Err(e.into()),
-        Err(StreamError::Consumer(e)) => return Err(e.into()),
+            },
+        )
+        .await;
+        match sent {
+            Ok(()) => {}
+            Err(StreamError::Read(e)) => return Err(e.into()),
+            Err(StreamError::Consumer(e)) => return Err(e.into()),
+        }
     }
     let tasks = tasks.into_inner().unwrap_or_default();
     for task in tasks {
         wait(client, config, task, "index documents").await?;
     }
     let live = document_count(client, config, staging).await?.unwrap_or(0);
-    if live != manifest.document_count {
+    let expected = set.document_count();
+    if live != expected {
         return Err(MeiliError::CountMismatch {
             index: staging.to_string(),
             live,
-            expected: manifest.document_count,
+            expected,
         }
         .into());
     }

@@ -23,7 +23,7 @@ pub use health::{health, ping, HealthReport};
 pub use load::{load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
 pub use retry::RetryPolicy;
 pub use search::{search, search_detailed, SearchOptions, SearchResponse, SearchResult};
-pub use sidecar::LoadedState;
+pub use sidecar::{LoadedSource, LoadedState};
 pub use stale::{decide, ArtifactIdentity, Decision, StaleReason};
 
 /// Environment variable with the Meilisearch URL.

@@ -79,8 +79,11 @@ pub struct SearchMetadata {
     pub skill: String,
     /// Path of the SKILL.md.
     pub path: String,
-    /// The skill's key, unique across repositories (`<repo>:<path>`).
+    /// The skill's key, unique across sources (`<source>:<repo>:<path>`).
     pub skill_key: String,
+    /// The id of the source it was built from (empty before schema 4).
+    #[serde(default)]
+    pub source_id: String,
     /// Source commit.
     pub commit: String,
     /// Same as `score`.
@@ -217,6 +220,7 @@ fn to_result(doc: &Value, score: f64) -> SearchResult {
             skill: text("skill"),
             path: text("path"),
             skill_key: skill_key_of(doc),
+            source_id: text("source"),
             commit: text("commit"),
             ranking_score: score,
             kind,

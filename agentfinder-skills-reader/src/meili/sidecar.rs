@@ -22,6 +22,23 @@ pub struct LoadedState {
     pub index: String,
     /// When, RFC 3339.
     pub loaded_at: String,
+    /// For an index loaded from many sources, what each one gave (for a
+    /// single artifact, empty: the fields above say it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<LoadedSource>,
+}
+
+/// What one source gave a union load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadedSource {
+    /// The source id (`.` for the store's own `latest/`).
+    pub source: String,
+    /// The commit (or folder version) of its `latest/`.
+    pub source_commit: String,
+    /// sha256 of its NDJSON.
+    pub documents_sha256: String,
+    /// Its documents.
+    pub document_count: u64,
 }
 
 impl LoadedState {

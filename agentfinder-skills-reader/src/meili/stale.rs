@@ -136,6 +136,7 @@ mod tests {
             document_count: count,
             index: "hf_skills".into(),
             loaded_at: "t".into(),
+            sources: Vec::new(),
         }
     }
 

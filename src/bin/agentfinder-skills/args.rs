@@ -56,9 +56,13 @@ pub struct Common {
 pub struct BuildArgs {
     #[command(flatten)]
     pub common: Common,
-    /// Git repository (local path or URL) or plain folder [default: [source].location].
+    /// Git repository (local path or URL) or plain folder [default: [source].location,
+    /// or every enabled [[sources]] entry].
     #[arg(long, value_name = "URL|PATH")]
     pub source: Option<String>,
+    /// Build only these [[sources]] entries (comma-separated ids), enabled or not.
+    #[arg(long, value_name = "ID,...", value_delimiter = ',', conflicts_with_all = ["source", "reference", "repo"])]
+    pub only: Vec<String>,
     /// Branch, tag or commit to build [default: HEAD / the remote's default branch].
     #[arg(long = "ref", value_name = "REF")]
     pub reference: Option<String>,

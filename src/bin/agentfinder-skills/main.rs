@@ -12,6 +12,7 @@ mod args;
 use args::{BackfillArgs, BuildArgs, Cli, Command, Common, PromoteArgs, VerifyArgs};
 
 use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
+use agentfinder_skills::build::sources::{build_sources, SourcesRequest};
 use agentfinder_skills::build::{build, BuildError, BuildRequest};
 use agentfinder_skills::config::Config;
 use agentfinder_skills::logging::{self, Reporter};
@@ -41,6 +42,7 @@ mod exit {
     pub const PROMOTION_REFUSED: u8 = 6;
     pub const VERIFY_FAILED: u8 = 7;
     pub const LOAD: u8 = 8;
+    pub const NO_SOURCE_BUILT: u8 = 9;
 }
 
 fn main() -> ExitCode {
@@ -150,6 +152,7 @@ fn setup(
         quiet: common.quiet,
         verbose: common.verbose,
         format: logging::global().format,
+        source: None,
     };
     Ok((config, store, reporter))
 }
@@ -158,6 +161,15 @@ async fn run_build(args: BuildArgs, config_path: Option<&std::path::Path>) -> Re
     let (mut config, store, reporter) = setup(&args.common, config_path, Access::Write)?;
     config.embed.enabled &= !args.no_embed;
     config.embed.required |= args.require_embed;
+    if args.source.is_none() && !config.sources.is_empty() {
+        return run_build_sources(args, config, store, reporter).await;
+    }
+    if !args.only.is_empty() {
+        return Err(Failure::new(
+            exit::FAILURE,
+            anyhow::anyhow!("--only picks [[sources]] entries, and the configuration has none"),
+        ));
+    }
     name_repository(&mut config, args.source.as_deref(), args.repo.as_deref());
     let source = source_of(args.source.as_deref(), &config)?;
     let strict = strict_policy(args.strict.as_deref())
@@ -196,6 +208,79 @@ async fn run_build(args: BuildArgs, config_path: Option<&std::path::Path>) -> Re
     });
     reporter.summary(&summary.line(), summary.fields());
     load.map(|_| ())
+}
+
+/// `build` over every enabled `[[sources]]` entry (or `--only` those):
+/// each into `sources/<id>/`, then the run report, then one load of them all.
+async fn run_build_sources(
+    args: BuildArgs,
+    config: Config,
+    store: Store,
+    reporter: Reporter,
+) -> Result<(), Failure> {
+    let strict = strict_policy(args.strict.as_deref())
+        .map_err(|e| Failure::new(exit::FAILURE, anyhow::anyhow!(e)))?;
+    let request = SourcesRequest {
+        config,
+        only: args.only.clone(),
+        promote: !args.no_promote,
+        force: args.force,
+        strict,
+        home: std::env::var("HOME").ok(),
+    };
+    let (report, path) = build_sources(request, &store, &reporter)
+        .await
+        .map_err(|e| Failure::new(exit::FAILURE, e))?;
+    if report.unavailable_warning {
+        reporter.warn(
+            "sources",
+            format!(
+                "{} sources are unavailable: {}",
+                report.unavailable_count,
+                report.unavailable_list()
+            ),
+        );
+    }
+    let load = if report.ok_count > 0 && !args.no_promote {
+        direct_load(&args, &store, ArtifactLocation::Latest).await
+    } else {
+        Ok("skipped".to_string())
+    };
+    let text = format!(
+        "summary: sources={} ok={} failed={} unavailable={} documents={} load={} report={} store={} seconds={:.2}",
+        report.sources.len(),
+        report.ok_count,
+        report.failed_count,
+        report.unavailable_count,
+        report.sources.iter().map(|s| s.result_count).sum::<u64>(),
+        load.as_deref().unwrap_or("failed"),
+        path,
+        store.display,
+        report.elapsed_ms as f64 / 1000.0,
+    );
+    let mut fields = serde_json::to_value(&report).unwrap_or_default();
+    if let Some(object) = fields.as_object_mut() {
+        object.insert("event".into(), "build-sources".into());
+        object.insert("report".into(), path.clone().into());
+        object.insert("store".into(), store.display.clone().into());
+        object.insert("load".into(), load.as_deref().unwrap_or("failed").into());
+    }
+    reporter.summary(&text, fields);
+    load?;
+    if report.ok_count == 0 {
+        return Err(Failure::new(
+            exit::NO_SOURCE_BUILT,
+            anyhow::anyhow!("no source was built: {}", {
+                let reasons: Vec<String> = report
+                    .sources
+                    .iter()
+                    .map(|s| format!("{} ({})", s.source, s.reason.as_deref().unwrap_or("?")))
+                    .collect();
+                reasons.join(", ")
+            }),
+        ));
+    }
+    Ok(())
 }
 
 /// The optional load stage: sync Meilisearch when MEILI_URL is set and

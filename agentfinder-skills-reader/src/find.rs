@@ -1,0 +1,176 @@
+//! `find`: TopGun's FindSkills over the index, one registry per source.
+//!
+//! Every source the store knows (a `sources/<id>/` folder, or a source of
+//! the newest run report) is a registry. One that has an artifact is
+//! searched on its own (`source = "<id>"`) within the deadline, all at once;
+//! one that was never built is `unavailable` with the run's reason. A store
+//! of a single source is one registry searched whole. The answers are
+//! normalised and gathered into [`FindOutput`].
+
+use std::time::{Duration, Instant};
+
+use crate::meili::{self, MeiliConfig, MeiliError, SearchOptions};
+use crate::sources::{latest_run, list_sources};
+use crate::store::Store;
+use crate::topgun::{adapter_response, AdapterResponse, FindOutput, RegistryStatus};
+
+/// How `find` searches.
+#[derive(Debug, Clone)]
+pub struct FindOptions {
+    /// The index.
+    pub index: String,
+    /// Results per registry.
+    pub limit: usize,
+    /// Hybrid search: embedder and semantic ratio; keyword only when `None`.
+    pub hybrid: Option<(String, f32)>,
+    /// Time each registry is given, retries included.
+    pub deadline: Duration,
+}
+
+/// One registry to ask: a source, searched when it has an artifact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Registry {
+    /// Its name (the source id).
+    pub name: String,
+    /// The filter that keeps its documents (`None`: the whole index).
+    pub filter: Option<String>,
+    /// Why it cannot be searched (never built), if so.
+    pub not_built: Option<String>,
+}
+
+/// The registries of `store`: its sources (with the newest run's reasons
+/// for those never built), else the whole index as `single`.
+pub async fn registries(store: Option<&Store>, single: &str) -> Vec<Registry> {
+    let Some(store) = store else {
+        return vec![whole(single)];
+    };
+    let built = list_sources(store).await.unwrap_or_default();
+    let run = latest_run(store).await;
+    let mut names = built.clone();
+    if let Some(run) = &run {
+        for outcome in &run.sources {
+            if !names.contains(&outcome.source) {
+                names.push(outcome.source.clone());
+            }
+        }
+    }
+    if names.is_empty() {
+        return vec![whole(single)];
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let has_artifact = built.contains(&name);
+            let reason = run
+                .as_ref()
+                .and_then(|r| r.sources.iter().find(|s| s.source == name))
+                .and_then(|s| s.reason.clone())
+                .unwrap_or_else(|| "not built yet".into());
+            Registry {
+                filter: Some(format!(
+                    "source = {}",
+                    serde_json::Value::from(name.as_str())
+                )),
+                not_built: (!has_artifact).then(|| format!("not built: {reason}")),
+                name,
+            }
+        })
+        .collect()
+}
+
+fn whole(name: &str) -> Registry {
+    Registry {
+        name: name.to_string(),
+        filter: None,
+        not_built: None,
+    }
+}
+
+/// Asks every registry (at once) and gathers the answers; `log` receives
+/// the normalisation's messages. Meilisearch unset or down makes every
+/// registry `unavailable`, never an error.
+pub async fn find(
+    config: Option<&MeiliConfig>,
+    registries: Vec<Registry>,
+    query: &str,
+    options: &FindOptions,
+    log: &mut dyn FnMut(String),
+) -> FindOutput {
+    let started = Instant::now();
+    let searched_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let answers = futures::future::join_all(
+        registries
+            .iter()
+            .map(|registry| ask(config, registry, query, options)),
+    )
+    .await;
+    let mut gathered = Vec::new();
+    for (registry, (outcome, latency_ms)) in registries.iter().zip(answers) {
+        let answer: (AdapterResponse, usize) =
+            adapter_response(&registry.name, outcome, latency_ms, log);
+        gathered.push(answer);
+    }
+    FindOutput::gather(
+        query,
+        searched_at,
+        started.elapsed().as_millis() as u64,
+        gathered,
+    )
+}
+
+type Outcome = Result<Vec<(serde_json::Value, f64)>, (RegistryStatus, String)>;
+
+/// One registry's search within the deadline, and how long it took.
+async fn ask(
+    config: Option<&MeiliConfig>,
+    registry: &Registry,
+    query: &str,
+    options: &FindOptions,
+) -> (Outcome, u64) {
+    let started = Instant::now();
+    let outcome = match (config, &registry.not_built) {
+        (_, Some(reason)) => Err((RegistryStatus::Unavailable, reason.clone())),
+        (None, None) => Err((
+            RegistryStatus::Unavailable,
+            format!("{} is not set", meili::URL_ENV),
+        )),
+        (Some(config), None) => {
+            let search = SearchOptions {
+                index: options.index.clone(),
+                limit: options.limit,
+                filter: registry.filter.clone(),
+                all_sections: false,
+                hybrid: options.hybrid.clone(),
+            };
+            let searched = meili::search_detailed(config, query, &search);
+            match tokio::time::timeout(options.deadline, searched).await {
+                Err(_) => Err((
+                    RegistryStatus::Unavailable,
+                    format!(
+                        "Meilisearch at {} gave no answer within {:.1} s",
+                        config.display_url(),
+                        options.deadline.as_secs_f64()
+                    ),
+                )),
+                Ok(Ok(response)) => Ok(response.documents),
+                Ok(Err(e)) => {
+                    let status = match e {
+                        MeiliError::Unavailable { .. } => RegistryStatus::Unavailable,
+                        _ => RegistryStatus::Failed,
+                    };
+                    Err((status, config.scrub(&e.to_string())))
+                }
+            }
+        }
+    };
+    (outcome, started.elapsed().as_millis() as u64)
+}
+
+/// Where `find --topgun-home` writes: `<home>/.topgun/found-skills-<first
+/// 16 hex digits of the query hash>.json`.
+pub fn topgun_path(home: &std::path::Path, query_hash: &str) -> std::path::PathBuf {
+    home.join(".topgun").join(format!(
+        "found-skills-{}.json",
+        &query_hash[..16.min(query_hash.len())]
+    ))
+}
