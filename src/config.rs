@@ -204,6 +204,8 @@ pub struct SourceEntry {
     pub enabled: bool,
     /// A known layout of skills installed on this machine.
     pub preset: Option<Preset>,
+    /// This source's `[source].timeout_secs` (a large repository may need more).
+    pub timeout_secs: Option<u64>,
 }
 
 impl Default for SourceEntry {
@@ -218,6 +220,7 @@ impl Default for SourceEntry {
             links: LinksConfig::default(),
             enabled: true,
             preset: None,
+            timeout_secs: None,
         }
     }
 }
@@ -506,6 +509,9 @@ impl Config {
         }
         config.walk.one_version_per_plugin |= preset == Some(Preset::CodexPlugins);
         config.links = entry.links.clone();
+        if let Some(timeout) = entry.timeout_secs {
+            config.source.timeout_secs = timeout;
+        }
         (config, location)
     }
 
@@ -673,6 +679,49 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("overlap_chars"), "{err}");
+    }
+
+    #[test]
+    fn sources_are_checked_and_each_gets_its_own_configuration() {
+        let bad = |text: &str| Config::from_toml(text, "p.toml").unwrap_err().to_string();
+        assert!(bad("[[sources]]\nid = \"Bad Id\"\nlocation = \"x\"\n").contains("sources[0].id"));
+        assert!(bad("[[sources]]\nid = \"a\"\nlocation = \"x\"\n[[sources]]\nid = \"a\"\nlocation = \"y\"\n")
+            .contains("used twice"));
+        assert!(bad("[[sources]]\nid = \"a\"\n").contains("neither a location nor a preset"));
+        assert!(
+            bad("[source]\nlocation = \"x\"\n[[sources]]\nid = \"a\"\nlocation = \"y\"\n")
+                .contains("both set")
+        );
+
+        let config = Config::from_toml(
+            "[[sources]]\nid = \"plugins\"\npreset = \"codex-plugins\"\ntimeout_secs = 60\n\
+             [[sources]]\nid = \"hf\"\nlocation = \"$HOME/src/skills\"\ninclude = [\"skills/*/SKILL.md\"]\n",
+            "p.toml",
+        )
+        .unwrap();
+        let (plugins, location) = config.for_entry(&config.sources[0], Some("/home/me/"));
+        assert_eq!(location, "/home/me/.codex/plugins/cache");
+        assert_eq!(plugins.source_id(), "plugins");
+        assert_eq!(plugins.repo(), "local/codex-plugins");
+        assert!(plugins.walk.one_version_per_plugin);
+        assert_eq!(plugins.walk.include, ["*/*/*/skills/*/SKILL.md"]);
+        assert_eq!(plugins.source.timeout_secs, 60);
+        let (hf, location) = config.for_entry(&config.sources[1], Some("/home/me"));
+        assert_eq!(location, "/home/me/src/skills");
+        assert_eq!(hf.source.repo, None, "derived from the source when built");
+        assert_eq!(hf.walk.include, ["skills/*/SKILL.md"]);
+        assert!(!hf.walk.one_version_per_plugin);
+        assert_eq!(hf.source.timeout_secs, 1800);
+        assert_ne!(plugins.digest(), hf.digest());
+    }
+
+    #[test]
+    fn home_expands_at_the_start_and_as_a_variable() {
+        assert_eq!(expand_home("~/x", Some("/h")), "/h/x");
+        assert_eq!(expand_home("~", Some("/h")), "/h");
+        assert_eq!(expand_home("${HOME}/a:$HOME/b", Some("/h")), "/h/a:/h/b");
+        assert_eq!(expand_home("~other/x", Some("/h")), "~other/x");
+        assert_eq!(expand_home("~/x", None), "~/x");
     }
 
     #[test]

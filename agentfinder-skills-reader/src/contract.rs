@@ -472,6 +472,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn source_ids_are_derived_and_checked() {
+        assert_eq!(
+            default_source_id("huggingface/skills"),
+            "huggingface-skills"
+        );
+        assert_eq!(
+            default_source_id("Org.Name/My_Skills--x"),
+            "org-name-my-skills-x"
+        );
+        assert_eq!(default_source_id("///"), "default");
+        assert!(is_valid_source_id(&default_source_id("huggingface/skills")));
+        assert!(is_valid_source_id("codex_plugins-2"));
+        for bad in ["", "-a", "A", "a b", "a/b", &"a".repeat(65)] {
+            assert!(!is_valid_source_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
     fn ids_follow_meilisearch_rules() {
         assert!(is_valid_document_id("huggingface-skills_a-0001"));
         assert!(!is_valid_document_id(""));

@@ -68,6 +68,9 @@ fn main() -> ExitCode {
             Command::Reader(command) => run_reader(command, config).await,
         }
     });
+    // A source that ran past its timeout may still hold a thread in a
+    // clone that never returns; the run is over, so do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
