@@ -120,16 +120,17 @@ impl GitSource {
             .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p.as_bytes()[..i]))
             .collect();
         let mut found = HashMap::with_capacity(paths.len());
-        let mut source = self.reopened()?;
-        let mut repo = source.thread_local();
+        // A database of its own, replaced as the walk goes (see `list`).
+        let open =
+            || -> Result<gix::Repository, SourceError> { Ok(self.reopened()?.thread_local()) };
+        let mut repo = open()?;
         let mut current = commit;
         for walked in 0..MAX_HISTORY_COMMITS {
             if unresolved.is_empty() {
                 break;
             }
             if walked % COMMITS_PER_DATABASE == COMMITS_PER_DATABASE - 1 {
-                source = self.reopened()?;
-                repo = source.thread_local();
+                repo = open()?;
             }
             let (time, tree, parent) = commit_parts(&repo, current).map_err(|e| git_error(&e))?;
             let parent_tree = match parent {
@@ -172,7 +173,7 @@ impl GitSource {
 pub(super) const MAX_HISTORY_COMMITS: usize = 50_000;
 
 /// Commits walked through one object database (see [`GitSource::list`]).
-const COMMITS_PER_DATABASE: usize = 2_000;
+const COMMITS_PER_DATABASE: usize = 500;
 
 /// A commit's time, tree and first parent.
 fn commit_parts(
@@ -203,36 +204,45 @@ fn diff_trees(
     wanted: &Wanted<'_>,
     changed: &mut Vec<Vec<u8>>,
 ) -> Result<(), String> {
-    let read =
-        |id: Option<gix::ObjectId>| -> Result<HashMap<Vec<u8>, (gix::ObjectId, bool)>, String> {
-            let Some(id) = id else {
-                return Ok(HashMap::new());
-            };
-            let tree = repo.find_tree(id).map_err(|e| e.to_string())?;
-            tree.iter()
-                .map(|item| {
-                    let item = item.map_err(|e| e.to_string())?;
-                    Ok((
-                        item.filename().to_vec(),
-                        (item.oid().to_owned(), item.mode().is_tree()),
-                    ))
-                })
-                .collect()
+    let old = old
+        .map(|id| repo.find_tree(id))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let new = new
+        .map(|id| repo.find_tree(id))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let hash = repo.object_hash();
+    let (old, new) = (
+        tree_entries(old.as_ref(), hash)?,
+        tree_entries(new.as_ref(), hash)?,
+    );
+    // Both lists are in git's tree order: walk them side by side.
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        let order = match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) => git_order(a.0, a.2, b.0, b.2),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
         };
-    let old = read(old)?;
-    let new = read(new)?;
-    let names: HashSet<&Vec<u8>> = old.keys().chain(new.keys()).collect();
-    for name in names {
-        let (before, after) = (old.get(name), new.get(name));
-        if before.map(|b| b.0) == after.map(|a| a.0) {
+        let (before, after) = match order {
+            std::cmp::Ordering::Less => (old.get(i), None),
+            std::cmp::Ordering::Greater => (None, new.get(j)),
+            std::cmp::Ordering::Equal => (old.get(i), new.get(j)),
+        };
+        i += usize::from(order != std::cmp::Ordering::Greater);
+        j += usize::from(order != std::cmp::Ordering::Less);
+        if before.map(|b| b.1) == after.map(|a| a.1) {
             continue;
         }
+        let name = before.or(after).map(|e| e.0).unwrap_or_default();
         let length = prefix.len();
         if !prefix.is_empty() {
             prefix.push(b'/');
         }
         prefix.extend_from_slice(name);
-        let is_tree = |side: Option<&(gix::ObjectId, bool)>| side.filter(|s| s.1).map(|s| s.0);
+        let is_tree =
+            |side: Option<&(&[u8], gix::ObjectId, bool)>| side.filter(|s| s.2).map(|s| s.1);
         if wanted.folders.contains(prefix.as_slice()) {
             diff_trees(
                 repo,
@@ -249,6 +259,31 @@ fn diff_trees(
         prefix.truncate(length);
     }
     Ok(())
+}
+
+/// A tree's entries: name, object and whether it is a folder; none for no tree.
+fn tree_entries<'a>(
+    tree: Option<&'a gix::Tree<'_>>,
+    hash: gix::hash::Kind,
+) -> Result<Vec<(&'a [u8], gix::ObjectId, bool)>, String> {
+    let Some(tree) = tree else {
+        return Ok(Vec::new());
+    };
+    gix::objs::TreeRefIter::from_bytes(&tree.data, hash)
+        .map(|entry| {
+            let entry = entry.map_err(|e| e.to_string())?;
+            let name: &[u8] = entry.filename;
+            Ok((name, entry.oid.to_owned(), entry.mode.is_tree()))
+        })
+        .collect()
+}
+
+/// Git's order of tree entries: by name, a folder's name as if it ended in `/`.
+fn git_order(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> std::cmp::Ordering {
+    let slash = |tree: bool| if tree { Some(b'/') } else { None };
+    let a_key = a.iter().copied().chain(slash(a_tree));
+    let b_key = b.iter().copied().chain(slash(b_tree));
+    a_key.cmp(b_key)
 }
 
 /// Trees read through one object database while listing (see [`GitSource::list`]).
