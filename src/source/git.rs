@@ -261,11 +261,14 @@ fn diff_trees(
     Ok(())
 }
 
-/// A tree's entries: name, object and whether it is a folder; none for no tree.
+/// A tree entry: its name, object and whether it is a folder.
+type TreeEntry<'a> = (&'a [u8], gix::ObjectId, bool);
+
+/// A tree's entries; none for no tree.
 fn tree_entries<'a>(
     tree: Option<&'a gix::Tree<'_>>,
     hash: gix::hash::Kind,
-) -> Result<Vec<(&'a [u8], gix::ObjectId, bool)>, String> {
+) -> Result<Vec<TreeEntry<'a>>, String> {
     let Some(tree) = tree else {
         return Ok(Vec::new());
     };
