@@ -165,6 +165,10 @@ pub struct SearchArgs {
     /// Only results of this source (a `[[sources]]` id).
     #[arg(long, value_name = "ID")]
     pub source: Option<String>,
+    /// Artifact store the embedded engine searches when no Meilisearch is
+    /// configured [default: [output].store].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// Meilisearch filter, e.g. `kind = skill` or `skill = pdf`.
     #[arg(long, value_name = "EXPR")]
     pub filter: Option<String>,
@@ -326,6 +330,9 @@ pub struct ServingDefaults {
     pub store: String,
     /// Endpoint, region, transport and retries of a remote store.
     pub store_options: StoreOptions,
+    /// What `search` and `find` answer from when no Meilisearch is
+    /// configured (the builder's binary: the embedded engine).
+    pub local: Option<crate::local::LocalEngine>,
 }
 
 impl ServingDefaults {
@@ -345,7 +352,7 @@ pub async fn run(
     match command {
         ReaderCommand::Sync(args) => run_sync(args, defaults, false).await,
         ReaderCommand::Load(args) => run_sync(args, defaults, true).await,
-        ReaderCommand::Search(args) => run_search(args).await,
+        ReaderCommand::Search(args) => run_search(args, defaults).await,
         ReaderCommand::Health(args) => run_health(args, defaults).await,
         ReaderCommand::Eval(args) => run_eval(args).await,
         ReaderCommand::Find(args) => run_find(args, defaults).await,
@@ -368,10 +375,16 @@ async fn run_find(args: FindArgs, defaults: &ServingDefaults) -> Result<u8, Comm
         limit: args.limit,
         hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
         deadline: Duration::from_secs_f64(args.deadline.max(0.001)),
+        store: args.store.clone(),
     };
     let config = args.meili.config();
+    let local = match &config {
+        Some(_) => None,
+        None => defaults.local.as_ref().map(|l| l.0.as_ref()),
+    };
     let output = find(
         config.as_ref(),
+        local,
         registries,
         &args.query,
         &options,
@@ -490,26 +503,45 @@ fn index_name(explicit: Option<String>, state: &std::path::Path) -> String {
         .unwrap_or_else(|| "hf_skills".to_string())
 }
 
-async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
+async fn run_search(args: SearchArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
     check_ratio(args.semantic_ratio)?;
     if args.format == ResultFormat::Topgun {
-        return run_search_topgun(args).await;
+        return run_search_topgun(args, defaults).await;
     }
-    let config = args.meili.config().ok_or_else(|| {
-        CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
-    })?;
-    let options = SearchOptions {
-        index: index_name(args.index.clone(), &args.meili.state),
-        limit: args.limit,
-        filter: search_filter(&args),
-        all_sections: args.all_sections,
-        hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
+    let response = match (args.meili.config(), &defaults.local) {
+        (Some(config), _) => {
+            let options = SearchOptions {
+                index: index_name(args.index.clone(), &args.meili.state),
+                limit: args.limit,
+                filter: search_filter(&args),
+                all_sections: args.all_sections,
+                hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
+            };
+            meili::search_detailed(&config, &args.query, &options)
+                .await
+                .map_err(|e| CommandFailure::new(exit::MEILI, config.scrub(&e.to_string())))?
+        }
+        (None, Some(local)) => {
+            if args.filter.is_some() {
+                eprintln!(
+                    "search: --filter is Meilisearch's; the embedded engine takes --source only"
+                );
+            }
+            local
+                .0
+                .search(&local_query(&args))
+                .await
+                .map_err(|e| CommandFailure::new(exit::STORAGE, e))?
+        }
+        (None, None) => {
+            return Err(CommandFailure::new(
+                exit::MEILI,
+                "MEILI_URL is not set (or pass --meili-url)",
+            ))
+        }
     };
-    let response = meili::search_detailed(&config, &args.query, &options)
-        .await
-        .map_err(|e| CommandFailure::new(exit::MEILI, e))?;
     if let Some(reason) = &response.fallback {
-        eprintln!("search: {}", config.scrub(reason));
+        eprintln!("search: {reason}");
     }
     let results = response.results;
     if args.json || !std::io::stdout().is_terminal() {
@@ -538,14 +570,25 @@ async fn run_search(args: SearchArgs) -> Result<u8, CommandFailure> {
 
 /// `search --format topgun`: the adapter object, whatever happens to
 /// Meilisearch (down or unset is `unavailable` with the reason, never a crash).
-async fn run_search_topgun(args: SearchArgs) -> Result<u8, CommandFailure> {
+async fn run_search_topgun(
+    args: SearchArgs,
+    defaults: &ServingDefaults,
+) -> Result<u8, CommandFailure> {
     use crate::topgun::{adapter_response, RegistryStatus};
     let started = std::time::Instant::now();
     let outcome = match args.meili.config() {
-        None => Err((
-            RegistryStatus::Unavailable,
-            "MEILI_URL is not set".to_string(),
-        )),
+        None => match &defaults.local {
+            Some(local) => local
+                .0
+                .search(&local_query(&args))
+                .await
+                .map(|response| response.documents)
+                .map_err(|e| (RegistryStatus::Unavailable, e)),
+            None => Err((
+                RegistryStatus::Unavailable,
+                "MEILI_URL is not set".to_string(),
+            )),
+        },
         Some(config) => {
             let options = SearchOptions {
                 index: index_name(args.index.clone(), &args.meili.state),
@@ -584,6 +627,17 @@ async fn run_search_topgun(args: SearchArgs) -> Result<u8, CommandFailure> {
         serde_json::to_string_pretty(&response).unwrap_or_default()
     );
     Ok(0)
+}
+
+/// What the embedded engine is asked for `args`.
+fn local_query(args: &SearchArgs) -> crate::local::LocalQuery {
+    crate::local::LocalQuery {
+        text: args.query.clone(),
+        limit: args.limit,
+        source: args.source.clone(),
+        semantic_ratio: (!args.keyword_only).then_some(args.semantic_ratio),
+        store: args.store.clone(),
+    }
 }
 
 /// `--filter`, and with `--source`, `source = "<id>"` too.

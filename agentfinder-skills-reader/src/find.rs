@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::local::{LocalQuery, LocalSearch};
 use crate::meili::{self, MeiliConfig, MeiliError, SearchOptions};
 use crate::sources::{latest_run, list_sources};
 use crate::store::Store;
@@ -25,6 +26,8 @@ pub struct FindOptions {
     pub hybrid: Option<(String, f32)>,
     /// Time each registry is given, retries included.
     pub deadline: Duration,
+    /// The store `--store` named, for the embedded engine.
+    pub store: Option<String>,
 }
 
 /// One registry to ask: a source, searched when it has an artifact.
@@ -34,6 +37,8 @@ pub struct Registry {
     pub name: String,
     /// The filter that keeps its documents (`None`: the whole index).
     pub filter: Option<String>,
+    /// Its source id (`None`: the whole index).
+    pub source: Option<String>,
     /// Why it cannot be searched (never built), if so.
     pub not_built: Option<String>,
 }
@@ -67,6 +72,7 @@ pub async fn registries(store: Option<&Store>, single: &str) -> Vec<Registry> {
                 .and_then(|s| s.reason.clone())
                 .unwrap_or_else(|| "not built yet".into());
             Registry {
+                source: Some(name.clone()),
                 filter: Some(format!(
                     "source = {}",
                     serde_json::Value::from(name.as_str())
@@ -82,6 +88,7 @@ fn whole(name: &str) -> Registry {
     Registry {
         name: name.to_string(),
         filter: None,
+        source: None,
         not_built: None,
     }
 }
@@ -91,6 +98,7 @@ fn whole(name: &str) -> Registry {
 /// registry `unavailable`, never an error.
 pub async fn find(
     config: Option<&MeiliConfig>,
+    local: Option<&dyn LocalSearch>,
     registries: Vec<Registry>,
     query: &str,
     options: &FindOptions,
@@ -101,7 +109,7 @@ pub async fn find(
     let answers = futures::future::join_all(
         registries
             .iter()
-            .map(|registry| ask(config, registry, query, options)),
+            .map(|registry| ask(config, local, registry, query, options)),
     )
     .await;
     let mut gathered = Vec::new();
@@ -123,6 +131,7 @@ type Outcome = Result<Vec<(serde_json::Value, f64)>, (RegistryStatus, String)>;
 /// One registry's search within the deadline, and how long it took.
 async fn ask(
     config: Option<&MeiliConfig>,
+    local: Option<&dyn LocalSearch>,
     registry: &Registry,
     query: &str,
     options: &FindOptions,
@@ -130,10 +139,29 @@ async fn ask(
     let started = Instant::now();
     let outcome = match (config, &registry.not_built) {
         (_, Some(reason)) => Err((RegistryStatus::Unavailable, reason.clone())),
-        (None, None) => Err((
-            RegistryStatus::Unavailable,
-            format!("{} is not set", meili::URL_ENV),
-        )),
+        (None, None) => match local {
+            None => Err((
+                RegistryStatus::Unavailable,
+                format!("{} is not set", meili::URL_ENV),
+            )),
+            Some(local) => {
+                let asked = LocalQuery {
+                    text: query.to_string(),
+                    limit: options.limit,
+                    source: registry.source.clone(),
+                    semantic_ratio: options.hybrid.as_ref().map(|h| h.1),
+                    store: options.store.clone(),
+                };
+                match tokio::time::timeout(options.deadline, local.search(&asked)).await {
+                    Ok(Ok(response)) => Ok(response.documents),
+                    Ok(Err(e)) => Err((RegistryStatus::Unavailable, e)),
+                    Err(_) => Err((
+                        RegistryStatus::Unavailable,
+                        format!("no answer within {:.1} s", options.deadline.as_secs_f64()),
+                    )),
+                }
+            }
+        },
         (Some(config), None) => {
             let search = SearchOptions {
                 index: options.index.clone(),

@@ -20,6 +20,7 @@ pub mod cli;
 pub mod contract;
 pub mod documents;
 pub mod find;
+pub mod local;
 pub mod meili;
 pub mod sources;
 pub mod store;

@@ -32,6 +32,9 @@ async fn main() -> ExitCode {
     let defaults = ServingDefaults {
         store: cli.default_store,
         store_options: Default::default(),
+        // No engine in this binary: it serves through Meilisearch only, so
+        // the Space that ships it carries neither tantivy nor a model.
+        local: None,
     };
     match run(cli.command, &defaults).await {
         Ok(code) => ExitCode::from(code),

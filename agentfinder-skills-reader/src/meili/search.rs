@@ -35,7 +35,9 @@ pub struct SearchResponse {
 }
 
 impl SearchResponse {
-    fn new(documents: Vec<(Value, f64)>, fallback: Option<String>) -> Self {
+    /// The response holding `documents` (best first, with their scores)
+    /// and `fallback`, the reason a hybrid search used keywords only.
+    pub fn from_documents(documents: Vec<(Value, f64)>, fallback: Option<String>) -> Self {
         Self {
             results: documents
                 .iter()
@@ -123,9 +125,9 @@ pub async fn search_detailed(
             };
             let documents = keyword_or_hybrid(config, query, &keywords).await?;
             let why = format!("hybrid search unavailable ({message}); used keyword search");
-            Ok(SearchResponse::new(documents, Some(why)))
+            Ok(SearchResponse::from_documents(documents, Some(why)))
         }
-        other => other.map(|documents| SearchResponse::new(documents, None)),
+        other => other.map(|documents| SearchResponse::from_documents(documents, None)),
     }
 }
 

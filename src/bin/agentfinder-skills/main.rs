@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::Parser;
 
 mod args;
+mod embedded;
 
 use args::{BackfillArgs, BuildArgs, Cli, Command, Common, PromoteArgs, VerifyArgs};
 
@@ -342,9 +343,16 @@ async fn run_reader(
     config_path: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
     let config = load_config(config_path)?;
+    let engine = embedded::EmbeddedSearch::new(
+        config.output.store.clone(),
+        config.store.clone(),
+        agentfinder_skills_engine::default_cache_dir(),
+        config.embed_settings(),
+    );
     let defaults = ServingDefaults {
         store: config.output.store.clone(),
         store_options: config.store.clone(),
+        local: Some(embedded::shared(engine)),
     };
     match agentfinder_skills_reader::cli::run(command, &defaults).await {
         Ok(0) => Ok(()),

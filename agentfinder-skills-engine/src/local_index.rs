@@ -1,0 +1,326 @@
+//! The local index of one artifact set, on disk: built once, opened after.
+//!
+//! ```text
+//! <cache>/<key>/tantivy/        BM25 over the searchable fields, plus `row`
+//! <cache>/<key>/docs.ndjson     every document without its vectors, row order
+//! <cache>/<key>/offsets.bin     u64 per row: where its line starts (and one past the end)
+//! <cache>/<key>/sources.bin     u16 per row: its source, an index into meta.json's list
+//! <cache>/<key>/vectors.f32     dimensions f32 per row (zeros for a row without one)
+//! <cache>/<key>/meta.json       key, rows, dimensions, sources, embedder
+//! ```
+//!
+//! `key` is a digest of the artifacts' identity and [`FORMAT`], so another
+//! artifact version gets another folder. A folder is built under a
+//! temporary name and renamed into place when complete: a crash leaves no
+//! half index under a key. Documents stream through: the build holds one
+//! batch and tantivy's writer buffer, whatever the number of documents.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tantivy::schema::{Field, Schema, FAST, INDEXED, STORED, STRING, TEXT};
+use tantivy::{Index, TantivyDocument};
+
+use agentfinder_skills_reader::documents::{for_each_batch, StreamError};
+use agentfinder_skills_reader::sources::ArtifactSet;
+
+use crate::EngineError;
+
+/// Version of the local index's layout; a change builds new folders.
+pub const FORMAT: u32 = 1;
+
+/// The searchable fields and how much a match in each counts (the order
+/// of Meilisearch's `searchableAttributes`, most important first).
+pub const WEIGHTED_FIELDS: [(&str, f32); 8] = [
+    ("skill_name", 4.0),
+    ("title", 3.0),
+    ("heading_path", 2.0),
+    ("skill_description", 2.0),
+    ("marketplace_description", 1.5),
+    ("content", 1.0),
+    ("text", 1.0),
+    ("path", 1.0),
+];
+
+/// Bytes of tantivy's indexing buffer.
+const WRITER_BUDGET: usize = 64 * 1024 * 1024;
+
+/// The tantivy fields.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    /// The weighted text fields, as [`WEIGHTED_FIELDS`].
+    pub text: [Field; 8],
+    /// `source`, untokenised, for filters.
+    pub source: Field,
+    /// `kind`, untokenised.
+    pub kind: Field,
+    /// The row of the document in the side files (fast).
+    pub row: Field,
+}
+
+/// The schema of the local index.
+pub fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let text = WEIGHTED_FIELDS.map(|(name, _)| builder.add_text_field(name, TEXT));
+    let source = builder.add_text_field("source", STRING);
+    let kind = builder.add_text_field("kind", STRING);
+    let row = builder.add_u64_field("row", INDEXED | FAST | STORED);
+    (
+        builder.build(),
+        Fields {
+            text,
+            source,
+            kind,
+            row,
+        },
+    )
+}
+
+/// What `meta.json` holds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Meta {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The folder's key.
+    pub key: String,
+    /// Documents.
+    pub rows: u64,
+    /// Length of each vector (0: no document has one).
+    pub dimensions: usize,
+    /// Source ids, by `sources.bin` index.
+    pub sources: Vec<String>,
+    /// Model and revision of the vectors, from the manifests.
+    pub embedder: Option<Value>,
+}
+
+/// The folder key of `set`.
+pub fn key_of(set: &ArtifactSet) -> String {
+    use sha2::Digest;
+    let identity = set.identity();
+    let mut digest = sha2::Sha256::new();
+    digest.update(format!(
+        "{FORMAT}\n{}\n{}\n",
+        identity.source_commit, identity.documents_sha256
+    ));
+    hex::encode(&digest.finalize()[..16])
+}
+
+/// Builds the local index of `set` under `cache` (a no-op when its folder
+/// exists) and returns the folder.
+pub async fn build(set: &ArtifactSet, cache: &Path) -> Result<PathBuf, EngineError> {
+    let key = key_of(set);
+    let target = cache.join(&key);
+    if target.join("meta.json").is_file() {
+        return Ok(target);
+    }
+    let io = |e: std::io::Error| EngineError::Io(format!("{}: {e}", cache.display()));
+    std::fs::create_dir_all(cache).map_err(io)?;
+    let staging = tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(cache)
+        .map_err(io)?;
+    let dir = staging.path().to_path_buf();
+    let mut sink = Sink::create(&dir)?;
+    for part in &set.parts {
+        // Documents name their source (schema 4); older ones get the part's.
+        let source = part.source.clone().unwrap_or_default();
+        let sink_cell = std::sync::Mutex::new(&mut sink);
+        let streamed = for_each_batch(
+            &part.store,
+            &part.location,
+            &part.success,
+            8 * 1024 * 1024,
+            |batch| {
+                let result = match sink_cell.lock() {
+                    Ok(mut sink) => sink.add_batch(&batch, &source),
+                    Err(_) => Err(EngineError::Io("a batch panicked".into())),
+                };
+                async move { result }
+            },
+        )
+        .await;
+        match streamed {
+            Ok(()) => {}
+            Err(StreamError::Read(e)) => return Err(EngineError::Artifact(e.to_string())),
+            Err(StreamError::Consumer(e)) => return Err(e),
+        }
+    }
+    let embedder = set
+        .leading_manifest()
+        .and_then(|m| m.embedder.as_ref())
+        .and_then(|e| serde_json::to_value(e).ok());
+    sink.finish(&key, embedder)?;
+    let kept = staging.keep();
+    match std::fs::rename(&kept, &target) {
+        Ok(()) => Ok(target),
+        // Another process built it first: theirs is as good.
+        Err(_) if target.join("meta.json").is_file() => {
+            let _ = std::fs::remove_dir_all(&kept);
+            Ok(target)
+        }
+        Err(e) => Err(io(e)),
+    }
+}
+
+/// Where a build writes.
+struct Sink {
+    dir: PathBuf,
+    writer: tantivy::IndexWriter,
+    fields: Fields,
+    docs: BufWriter<std::fs::File>,
+    offsets: BufWriter<std::fs::File>,
+    source_rows: BufWriter<std::fs::File>,
+    vectors: BufWriter<std::fs::File>,
+    written: u64,
+    rows: u64,
+    dimensions: usize,
+    sources: Vec<String>,
+}
+
+impl Sink {
+    fn create(dir: &Path) -> Result<Self, EngineError> {
+        let io = |e: std::io::Error| EngineError::Io(format!("{}: {e}", dir.display()));
+        let file = |name: &str| -> Result<BufWriter<std::fs::File>, EngineError> {
+            Ok(BufWriter::new(
+                std::fs::File::create(dir.join(name)).map_err(io)?,
+            ))
+        };
+        let tantivy_dir = dir.join("tantivy");
+        std::fs::create_dir_all(&tantivy_dir).map_err(io)?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(&tantivy_dir, schema).map_err(EngineError::index)?;
+        let writer = index.writer(WRITER_BUDGET).map_err(EngineError::index)?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            writer,
+            fields,
+            docs: file("docs.ndjson")?,
+            offsets: file("offsets.bin")?,
+            source_rows: file("sources.bin")?,
+            vectors: file("vectors.f32")?,
+            written: 0,
+            rows: 0,
+            dimensions: 0,
+            sources: Vec::new(),
+        })
+    }
+
+    fn add_batch(&mut self, batch: &bytes::Bytes, part_source: &str) -> Result<(), EngineError> {
+        for line in batch.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let mut doc: Value = serde_json::from_slice(line)
+                .map_err(|e| EngineError::Artifact(format!("a document is not JSON: {e}")))?;
+            self.add(&mut doc, part_source)?;
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, doc: &mut Value, part_source: &str) -> Result<(), EngineError> {
+        let io = |e: std::io::Error| EngineError::Io(e.to_string());
+        let vector: Option<Vec<f32>> = doc
+            .get("_vectors")
+            .and_then(|v| v.get("default"))
+            .and_then(|v| v.get("embeddings"))
+            .and_then(Value::as_array)
+            .map(|values| {
+                values
+                    .iter()
+                    .map(|x| x.as_f64().unwrap_or(0.0) as f32)
+                    .collect()
+            });
+        if let Some(object) = doc.as_object_mut() {
+            object.remove("_vectors");
+        }
+        let source = doc
+            .get("source")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or(part_source)
+            .to_string();
+        let source_index = match self.sources.iter().position(|s| *s == source) {
+            Some(at) => at,
+            None => {
+                self.sources.push(source.clone());
+                self.sources.len() - 1
+            }
+        };
+        let row = self.rows;
+        let mut tantivy_doc = TantivyDocument::default();
+        for ((name, _), field) in WEIGHTED_FIELDS.iter().zip(self.fields.text) {
+            match doc.get(*name) {
+                Some(Value::String(text)) => tantivy_doc.add_text(field, text),
+                Some(Value::Array(items)) => {
+                    for item in items.iter().filter_map(Value::as_str) {
+                        tantivy_doc.add_text(field, item);
+                    }
+                }
+                _ => {}
+            }
+        }
+        tantivy_doc.add_text(self.fields.source, &source);
+        if let Some(kind) = doc.get("kind").and_then(Value::as_str) {
+            tantivy_doc.add_text(self.fields.kind, kind);
+        }
+        tantivy_doc.add_u64(self.fields.row, row);
+        self.writer
+            .add_document(tantivy_doc)
+            .map_err(EngineError::index)?;
+
+        let line = serde_json::to_vec(doc).map_err(|e| EngineError::Io(e.to_string()))?;
+        self.offsets
+            .write_all(&self.written.to_le_bytes())
+            .map_err(io)?;
+        self.docs.write_all(&line).map_err(io)?;
+        self.docs.write_all(b"\n").map_err(io)?;
+        self.written += line.len() as u64 + 1;
+        self.source_rows
+            .write_all(&(source_index as u16).to_le_bytes())
+            .map_err(io)?;
+        if self.dimensions == 0 {
+            if let Some(v) = &vector {
+                self.dimensions = v.len();
+                // Earlier rows had none: zeros keep rows aligned.
+                for _ in 0..row {
+                    self.vectors
+                        .write_all(bytemuck::cast_slice(&vec![0f32; self.dimensions]))
+                        .map_err(io)?;
+                }
+            }
+        }
+        if self.dimensions > 0 {
+            let mut v = vector.unwrap_or_default();
+            v.resize(self.dimensions, 0.0);
+            self.vectors
+                .write_all(bytemuck::cast_slice(&v))
+                .map_err(io)?;
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn finish(mut self, key: &str, embedder: Option<Value>) -> Result<(), EngineError> {
+        let io = |e: std::io::Error| EngineError::Io(e.to_string());
+        self.writer.commit().map_err(EngineError::index)?;
+        self.writer
+            .wait_merging_threads()
+            .map_err(EngineError::index)?;
+        self.offsets
+            .write_all(&self.written.to_le_bytes())
+            .map_err(io)?;
+        for mut file in [self.docs, self.offsets, self.source_rows, self.vectors] {
+            file.flush().map_err(io)?;
+            file.get_ref().sync_all().map_err(io)?;
+        }
+        let meta = Meta {
+            format: FORMAT,
+            key: key.to_string(),
+            rows: self.rows,
+            dimensions: self.dimensions,
+            sources: self.sources,
+            embedder,
+        };
+        let bytes = serde_json::to_vec_pretty(&meta).map_err(|e| EngineError::Io(e.to_string()))?;
+        // Written last: its presence means the folder is complete.
+        std::fs::write(self.dir.join("meta.json"), bytes).map_err(io)
+    }
+}

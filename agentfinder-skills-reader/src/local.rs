@@ -1,0 +1,46 @@
+//! Search without a server, as the serving commands see it: something that
+//! answers a query from the store's artifacts in-process. The builder's
+//! binary provides one (the embedded engine, with the query embedded by
+//! the artifact's model); this crate has no engine of its own, so the Space
+//! that links it pulls in neither tantivy nor a model.
+
+use futures::future::BoxFuture;
+
+use crate::meili::SearchResponse;
+
+/// What an in-process search is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalQuery {
+    /// The words.
+    pub text: String,
+    /// Most results (skills).
+    pub limit: usize,
+    /// Only this source.
+    pub source: Option<String>,
+    /// Weight of vector ranking, 0 to 1; `None` for keywords only.
+    pub semantic_ratio: Option<f32>,
+    /// The store (`--store`), when not the default one.
+    pub store: Option<String>,
+}
+
+/// An in-process search engine.
+pub trait LocalSearch: Send + Sync {
+    /// Answers `query`; the error is a message for the operator.
+    fn search<'a>(&'a self, query: &'a LocalQuery)
+        -> BoxFuture<'a, Result<SearchResponse, String>>;
+
+    /// Its name in logs and health (`embedded`).
+    fn name(&self) -> &'static str {
+        "embedded"
+    }
+}
+
+/// A shared [`LocalSearch`], for [`crate::cli::ServingDefaults`].
+#[derive(Clone)]
+pub struct LocalEngine(pub std::sync::Arc<dyn LocalSearch>);
+
+impl std::fmt::Debug for LocalEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LocalEngine({})", self.0.name())
+    }
+}

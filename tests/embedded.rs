@@ -1,0 +1,189 @@
+//! Search with no server: the embedded engine behind `search` and `find`
+//! when MEILI_URL is unset, over artifacts the real binary built.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+/// A repository with a few skills whose words tell them apart.
+fn repo() -> GitRepo {
+    let mut repo = GitRepo::with_origin("https://github.com/o/skills.git");
+    for (folder, description, body) in [
+        (
+            "pdf",
+            "Merge and split PDF files",
+            "# Split\n\nCut a PDF into single pages.\n",
+        ),
+        (
+            "gif",
+            "Make a looping animated GIF",
+            "# Frames\n\nStitch frames into an animation.\n",
+        ),
+        (
+            "deploy",
+            "Deploy a web service to the cloud",
+            "# Rollback\n\nUndo a bad release with kubectl rollout undo.\n",
+        ),
+    ] {
+        repo.write(
+            &format!("skills/{folder}/SKILL.md"),
+            skill(folder, description, body),
+        );
+    }
+    repo.commit("skills");
+    repo
+}
+
+fn search(work: &Path, cache: &Path, args: &[&str]) -> std::process::Output {
+    binary()
+        .arg("search")
+        .args(args)
+        .current_dir(work)
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", cache)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index() {
+    let repo = repo();
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--no-embed",
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let out = search(work.path(), cache.path(), &["undo a bad release", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits = hits.as_array().unwrap();
+    assert_eq!(hits[0]["displayName"], "deploy", "{hits:#?}");
+    assert_eq!(hits[0]["mediaType"], "application/ai-skill");
+    assert_eq!(hits[0]["metadata"]["sourceType"], "embedded");
+    assert_eq!(hits[0]["score"], hits[0]["metadata"]["rankingScore"]);
+    // One hit per skill.
+    let keys: std::collections::HashSet<&str> = hits
+        .iter()
+        .map(|h| h["metadata"]["skillKey"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys.len(), hits.len());
+    // A typo in a name still finds it.
+    let out = search(
+        work.path(),
+        cache.path(),
+        &["delpoy", "--json", "--limit", "1"],
+    );
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits[0]["displayName"], "deploy", "{hits:#?}");
+
+    // The local index was built once, under a key of the artifact.
+    let engine = cache.path().join("agentfinder-skills/engine");
+    let folders: Vec<_> = std::fs::read_dir(&engine).unwrap().flatten().collect();
+    assert_eq!(folders.len(), 1);
+    let meta = folders[0].path().join("meta.json");
+    let built = std::fs::metadata(&meta).unwrap().modified().unwrap();
+    let out = search(work.path(), cache.path(), &["gif", "--json"]);
+    assert!(out.status.success());
+    assert_eq!(std::fs::metadata(&meta).unwrap().modified().unwrap(), built);
+
+    // TopGun's adapter object from the same engine.
+    let out = search(
+        work.path(),
+        cache.path(),
+        &["animated gif", "--format", "topgun"],
+    );
+    let adapter: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(adapter["status"], "ok", "{adapter:#}");
+    assert_eq!(adapter["results"][0]["name"], "gif");
+    assert_eq!(adapter["results"][0]["source_registry"], "o-skills");
+
+    // A new commit is a new artifact: a second local index.
+    let mut repo = repo;
+    repo.write(
+        "skills/csv/SKILL.md",
+        skill("csv", "Clean CSV files", "# Rows\n\nDrop empty rows.\n"),
+    );
+    repo.commit("csv");
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--no-embed",
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success());
+    let out = search(
+        work.path(),
+        cache.path(),
+        &["drop empty rows", "--json", "--limit", "1"],
+    );
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits[0]["displayName"], "csv");
+    assert_eq!(std::fs::read_dir(&engine).unwrap().count(), 2);
+}
+
+#[test]
+fn hybrid_search_uses_the_artifacts_vectors_when_the_model_is_here() {
+    let Some(model) = model_dir() else { return };
+    let repo = repo();
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let config = work.path().join("p.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[embed]\nmodel_dir = \"{}\"\ncache_dir = \"emb\"\n",
+            model.display()
+        ),
+    )
+    .unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "build",
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // No word in common with "deploy": only the vectors can find it.
+    let query = |extra: &[&str]| {
+        let out = binary()
+            .args([
+                "--config",
+                config.to_str().unwrap(),
+                "search",
+                "publish my application on production servers",
+                "--json",
+            ])
+            .args(extra)
+            .current_dir(work.path())
+            .env_remove("MEILI_URL")
+            .env("XDG_CACHE_HOME", cache.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        (hits, stderr(&out))
+    };
+    let (keywords, _) = query(&["--keyword-only"]);
+    assert!(keywords.as_array().unwrap().is_empty(), "{keywords:#?}");
+    let (hits, log) = query(&["--semantic-ratio", "0.9"]);
+    assert!(!log.contains("keywords only"), "{log}");
+    assert_eq!(hits[0]["displayName"], "deploy", "{hits:#?}");
+}
