@@ -1,0 +1,473 @@
+//! `serve`: search over HTTP for the Space and for agents.
+//!
+//! `GET /search?q=&limit=&source=&format=agentfinder|topgun`, `GET /health`
+//! and `GET /` (what the service offers). Meilisearch answers when it is
+//! configured and healthy; when it is down, or a search of it fails, the
+//! embedded engine answers and the response says so (`engine`, and the
+//! `X-Search-Engine` header). A background task syncs Meilisearch and
+//! refreshes the embedded engine every `--refresh` seconds without holding
+//! up a query. Bad input is a JSON error with a 4xx; every request has a
+//! timeout and a bounded number run at once; SIGTERM and Ctrl-C drain and
+//! stop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{RawQuery, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use agentfinder_skills_reader::local::{LocalQuery, LocalSearch};
+use agentfinder_skills_reader::meili::{self, MeiliConfig, SearchOptions, SyncOptions};
+use agentfinder_skills_reader::store::{Store, StoreOptions};
+use agentfinder_skills_reader::topgun::{adapter_response, RegistryStatus};
+
+use crate::embedded::EmbeddedSearch;
+
+/// Longest query, in bytes; a longer one is refused with 414.
+pub const MAX_QUERY_BYTES: usize = 2_048;
+/// Most results one request gets (a larger `limit` is capped).
+pub const MAX_LIMIT: usize = 100;
+/// Results when `limit` is absent.
+pub const DEFAULT_LIMIT: usize = 10;
+
+/// How the service runs.
+pub struct ServeSettings {
+    /// Where to listen.
+    pub addr: String,
+    /// The store searched and synced.
+    pub store: String,
+    /// How a remote store is reached.
+    pub store_options: StoreOptions,
+    /// Meilisearch, when configured.
+    pub meili: Option<MeiliConfig>,
+    /// Its index (the loaded one, else `hf_skills`).
+    pub index: String,
+    /// Its loaded-state file.
+    pub state: std::path::PathBuf,
+    /// Seconds between syncs and engine refreshes (0: never).
+    pub refresh: u64,
+    /// Longest a request may take.
+    pub request_timeout: Duration,
+    /// Requests served at once; more wait (within their timeout).
+    pub concurrency: usize,
+    /// Hybrid weight of semantic ranking.
+    pub semantic_ratio: f32,
+}
+
+struct App {
+    settings: ServeSettings,
+    engine: EmbeddedSearch,
+    meili_up: AtomicBool,
+    permits: tokio::sync::Semaphore,
+    started: Instant,
+}
+
+/// Runs the service until SIGTERM or Ctrl-C. Prints `listening on
+/// http://<addr>` on stdout once it accepts connections.
+pub async fn serve(settings: ServeSettings, engine: EmbeddedSearch) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(&settings.addr).await?;
+    let local = listener.local_addr()?;
+    let app = Arc::new(App {
+        meili_up: AtomicBool::new(settings.meili.is_some()),
+        permits: tokio::sync::Semaphore::new(settings.concurrency.max(1)),
+        started: Instant::now(),
+        settings,
+        engine,
+    });
+    let refresher = tokio::spawn(refresh_loop(app.clone()));
+    let router = Router::new()
+        .route("/", get(describe))
+        .route("/search", get(search))
+        .route("/health", get(health))
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint; GET / lists them") })
+        .with_state(app);
+    println!("listening on http://{local}");
+    let served = axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown_signal())
+        .await;
+    refresher.abort();
+    eprintln!("serve: stopped");
+    served
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// Syncs Meilisearch and refreshes the embedded engine: at once, then every
+/// `refresh` seconds. Queries never wait for it.
+async fn refresh_loop(app: Arc<App>) {
+    loop {
+        refresh(&app).await;
+        if app.settings.refresh == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_secs(app.settings.refresh)).await;
+    }
+}
+
+async fn refresh(app: &App) {
+    if let Err(e) = app.engine.engine(None, true).await {
+        eprintln!("serve: embedded engine: {e}");
+    }
+    let Some(config) = &app.settings.meili else {
+        return;
+    };
+    let up = meili::ping(&probe(config)).await.is_ok();
+    app.meili_up.store(up, Ordering::SeqCst);
+    if !up {
+        eprintln!(
+            "serve: Meilisearch at {} is down; answering from the embedded engine",
+            config.display_url()
+        );
+        return;
+    }
+    let store = match Store::open_existing_with(&app.settings.store, &app.settings.store_options) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("serve: store: {e}");
+            return;
+        }
+    };
+    let options = SyncOptions::latest(&app.settings.state);
+    match meili::sync(&store, config, &options).await {
+        Ok(report) => eprintln!(
+            "serve: {}",
+            agentfinder_skills_reader::cli::describe_sync(&report, config)
+        ),
+        Err(e) => eprintln!("serve: sync: {}", config.scrub(&e.to_string())),
+    }
+}
+
+/// `GET /`.
+async fn describe(State(app): State<Arc<App>>) -> Response {
+    let body = json!({
+        "service": "agentfinder-skills",
+        "version": env!("CARGO_PKG_VERSION"),
+        "endpoints": {
+            "GET /search": {
+                "q": format!("what the skill should do (required, at most {MAX_QUERY_BYTES} bytes)"),
+                "limit": format!("results, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT}; larger is capped)"),
+                "source": "only this source id",
+                "format": "agentfinder (default): {engine, notice, results: [SearchResult]}; topgun: TopGun's adapter object",
+            },
+            "GET /health": "configured / reachable / loaded / fresh, the engine in use, and the store's sources",
+        },
+        "engine": engine_name(&app),
+    });
+    (StatusCode::OK, Json(body)).into_response()
+}
+
+/// The parameters of a search.
+#[derive(Debug, PartialEq)]
+struct SearchParams {
+    q: String,
+    limit: usize,
+    source: Option<String>,
+    topgun: bool,
+}
+
+/// Parses a raw query string; the error is the status and the message.
+fn parse_params(raw: Option<&str>) -> Result<SearchParams, (StatusCode, String)> {
+    let bad = |m: String| (StatusCode::BAD_REQUEST, m);
+    let mut q = None;
+    let mut limit = None;
+    let mut source = None;
+    let mut format = None;
+    for pair in raw.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = value.replace('+', " ");
+        let decoded = percent_encoding::percent_decode_str(&value).collect::<Vec<u8>>();
+        let value = String::from_utf8(decoded)
+            .map_err(|_| bad(format!("parameter `{key}` is not valid UTF-8")))?;
+        match key {
+            "q" => q = Some(value),
+            "limit" => limit = Some(value),
+            "source" => source = Some(value).filter(|s| !s.is_empty()),
+            "format" => format = Some(value),
+            _ => {}
+        }
+    }
+    let q = q.map(|q| q.trim().to_string()).unwrap_or_default();
+    if q.is_empty() {
+        return Err(bad(
+            "`q` is missing or empty: say what the skill should do".into()
+        ));
+    }
+    if q.len() > MAX_QUERY_BYTES {
+        return Err((
+            StatusCode::URI_TOO_LONG,
+            format!("`q` is {} bytes; at most {MAX_QUERY_BYTES}", q.len()),
+        ));
+    }
+    let limit = match limit {
+        None => DEFAULT_LIMIT,
+        Some(text) => match text.parse::<usize>() {
+            Ok(0) => return Err(bad("`limit` must be at least 1".into())),
+            Ok(n) => n.min(MAX_LIMIT),
+            Err(_) => return Err(bad(format!("`limit` = {text:?} is not a number"))),
+        },
+    };
+    let topgun = match format.as_deref() {
+        None | Some("agentfinder") => false,
+        Some("topgun") => true,
+        Some(other) => {
+            return Err(bad(format!(
+                "`format` = {other:?}: use agentfinder or topgun"
+            )))
+        }
+    };
+    Ok(SearchParams {
+        q,
+        limit,
+        source,
+        topgun,
+    })
+}
+
+/// `GET /search`.
+async fn search(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Response {
+    let params = match parse_params(raw.as_deref()) {
+        Ok(params) => params,
+        Err((status, message)) => return error(status, &message),
+    };
+    let timeout = app.settings.request_timeout;
+    let answered = tokio::time::timeout(timeout, async {
+        let Ok(_permit) = app.permits.acquire().await else {
+            return error(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
+        };
+        answer(&app, &params).await
+    })
+    .await;
+    answered.unwrap_or_else(|_| {
+        error(
+            StatusCode::GATEWAY_TIMEOUT,
+            &format!("no answer within {:.1} s", timeout.as_secs_f64()),
+        )
+    })
+}
+
+/// Searches Meilisearch when it is up, else (or when it fails) the
+/// embedded engine.
+async fn answer(app: &App, params: &SearchParams) -> Response {
+    let started = Instant::now();
+    let ratio = app.settings.semantic_ratio;
+    let mut notice = None;
+    let mut result = None;
+    if let (Some(config), true) = (&app.settings.meili, app.meili_up.load(Ordering::SeqCst)) {
+        let options = SearchOptions {
+            index: app.settings.index.clone(),
+            limit: params.limit,
+            filter: agentfinder_skills_reader::cli::source_filter(None, params.source.as_deref()),
+            all_sections: false,
+            hybrid: Some(("default".to_string(), ratio)),
+        };
+        match meili::search_detailed(config, &params.q, &options).await {
+            Ok(response) => result = Some(("meilisearch", response)),
+            Err(e) => {
+                app.meili_up.store(false, Ordering::SeqCst);
+                notice = Some(format!(
+                    "Meilisearch failed ({}); answered by the embedded engine",
+                    config.scrub(&e.to_string())
+                ));
+            }
+        }
+    } else if app.settings.meili.is_some() {
+        notice = Some("Meilisearch is down; answered by the embedded engine".to_string());
+    }
+    let (engine, response) = match result {
+        Some(found) => found,
+        None => {
+            let query = LocalQuery {
+                text: params.q.clone(),
+                limit: params.limit,
+                source: params.source.clone(),
+                semantic_ratio: Some(ratio),
+                store: None,
+            };
+            match app.engine.search(&query).await {
+                Ok(response) => ("embedded", response),
+                Err(e) if params.topgun => {
+                    let (adapter, _) = adapter_response(
+                        "agentfinder",
+                        Err((RegistryStatus::Unavailable, e)),
+                        started.elapsed().as_millis() as u64,
+                        &mut |_| {},
+                    );
+                    return with_engine(StatusCode::OK, json!(adapter), "none");
+                }
+                Err(e) => {
+                    return error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        &format!("no engine can answer: {e}"),
+                    )
+                }
+            }
+        }
+    };
+    if params.topgun {
+        let (adapter, _) = adapter_response(
+            "agentfinder",
+            Ok(response.documents),
+            started.elapsed().as_millis() as u64,
+            &mut |line| eprintln!("serve: {line}"),
+        );
+        return with_engine(StatusCode::OK, json!(adapter), engine);
+    }
+    let notice = notice.or(response.fallback);
+    with_engine(
+        StatusCode::OK,
+        json!({"engine": engine, "notice": notice, "results": response.results}),
+        engine,
+    )
+}
+
+/// `GET /health`.
+async fn health(State(app): State<Arc<App>>) -> Response {
+    let store = Store::open_existing_with(&app.settings.store, &app.settings.store_options);
+    let probe = app.settings.meili.as_ref().map(probe);
+    let report = meili::health(
+        probe.as_ref(),
+        store.as_ref(),
+        &app.settings.index,
+        &app.settings.state,
+    )
+    .await;
+    let embedded = match app.engine.engine(None, false).await {
+        Ok(engine) => {
+            json!({"ready": true, "documents": engine.documents(), "sources": engine.sources(), "vectors": engine.dimensions() > 0})
+        }
+        Err(e) => json!({"ready": false, "problem": e}),
+    };
+    let meili_ok = report.reachable && report.loaded;
+    app.meili_up
+        .store(meili_ok || app.settings.meili.is_none(), Ordering::SeqCst);
+    let engine = engine_name(&app);
+    let sources = match &store {
+        Ok(store) => agentfinder_skills_reader::sources::list_sources(store)
+            .await
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    let run = match &store {
+        Ok(store) => agentfinder_skills_reader::sources::latest_run(store).await,
+        Err(_) => None,
+    };
+    let answering = engine != "none";
+    let body = json!({
+        "engine": engine,
+        "answering": answering,
+        "configured": report.configured,
+        "reachable": report.reachable,
+        "loaded": report.loaded,
+        "fresh": report.loaded && !report.stale,
+        "store_readable": report.store_readable,
+        "problems": report.problems,
+        "embedded": embedded,
+        "sources": sources,
+        "last_run": run.map(|r| json!(r.sources)),
+        "uptime_seconds": app.started.elapsed().as_secs(),
+    });
+    let status = if answering {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(body)).into_response()
+}
+
+/// `config` for a health probe: one attempt, two seconds (a health
+/// answer must come fast; the search path has the retries).
+fn probe(config: &MeiliConfig) -> MeiliConfig {
+    let mut probe = config.clone();
+    probe.retry = meili::RetryPolicy { delays: Vec::new() };
+    probe.call_timeout = probe.call_timeout.min(Duration::from_secs(2));
+    probe
+}
+
+/// Which engine answers now: `meilisearch`, `embedded`, or `none`.
+fn engine_name(app: &App) -> &'static str {
+    if app.settings.meili.is_some() && app.meili_up.load(Ordering::SeqCst) {
+        "meilisearch"
+    } else {
+        "embedded"
+    }
+}
+
+fn with_engine(status: StatusCode, body: Value, engine: &'static str) -> Response {
+    let mut response = (status, Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert("x-search-engine", HeaderValue::from_static(engine));
+    response
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    let mut response = (
+        status,
+        Json(json!({"error": message, "status": status.as_u16()})),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_checked() {
+        let ok = parse_params(Some("q=merge+pdf%20files&limit=5&source=hf&format=topgun")).unwrap();
+        assert_eq!(
+            ok,
+            SearchParams {
+                q: "merge pdf files".into(),
+                limit: 5,
+                source: Some("hf".into()),
+                topgun: true
+            }
+        );
+        assert_eq!(
+            parse_params(Some("q=x&limit=100000")).unwrap().limit,
+            MAX_LIMIT
+        );
+        let status = |raw: &str| parse_params(Some(raw)).unwrap_err().0;
+        assert_eq!(status("limit=3"), StatusCode::BAD_REQUEST);
+        assert_eq!(status("q=%20"), StatusCode::BAD_REQUEST);
+        assert_eq!(status("q=x&limit=0"), StatusCode::BAD_REQUEST);
+        assert_eq!(status("q=x&limit=ten"), StatusCode::BAD_REQUEST);
+        assert_eq!(status("q=x&format=xml"), StatusCode::BAD_REQUEST);
+        assert_eq!(status("q=%FF%FE"), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            status(&format!("q={}", "a".repeat(100_000))),
+            StatusCode::URI_TOO_LONG
+        );
+    }
+}

@@ -1,0 +1,298 @@
+//! `serve`, driven over loopback: the real binary, real HTTP requests (raw,
+//! so a query string can hold what a client library would refuse to send).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+/// A running `serve`, stopped (SIGTERM) when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    /// Builds `repo` into `work` and serves it; `env` adds variables.
+    fn start(work: &Path, cache: &Path, env: &[(&str, &str)]) -> Self {
+        let mut command = binary();
+        command
+            .args(["serve", "--addr", "127.0.0.1:0", "--refresh", "0"])
+            .current_dir(work)
+            .env_remove("MEILI_URL")
+            .env_remove("MEILI_MASTER_KEY")
+            .env("XDG_CACHE_HOME", cache)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Self { child, addr }
+    }
+
+    /// `GET target` (raw bytes after the method): status, headers, body.
+    fn get(&self, target: &[u8]) -> (u16, String, String) {
+        let mut stream = TcpStream::connect(&self.addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut request = b"GET ".to_vec();
+        request.extend_from_slice(target);
+        request.extend_from_slice(b" HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+        stream.write_all(&request).unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        let text = String::from_utf8_lossy(&response).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, head.to_ascii_lowercase(), body.to_string())
+    }
+
+    fn json(&self, target: &str) -> (u16, String, Value) {
+        let (status, head, body) = self.get(target.as_bytes());
+        let value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{target}: {e}: {body}"));
+        (status, head, value)
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..100 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("serve did not stop within 5 s of SIGTERM");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn built() -> (GitRepo, tempfile::TempDir, tempfile::TempDir) {
+    let mut repo = GitRepo::with_origin("https://github.com/o/skills.git");
+    for (folder, description) in [
+        ("pdf", "Merge and split PDF files"),
+        ("gif", "Make a looping animated GIF"),
+        ("deploy", "Deploy a web service to the cloud"),
+    ] {
+        repo.write(
+            &format!("skills/{folder}/SKILL.md"),
+            skill(folder, description, "# Usage\n\nRun it.\n"),
+        );
+    }
+    repo.commit("skills");
+    let work = tempfile::tempdir().unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--no-embed",
+            "--source",
+            repo.path().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    (repo, work, tempfile::tempdir().unwrap())
+}
+
+#[test]
+fn search_health_and_bad_input_over_http() {
+    let (_repo, work, cache) = built();
+    let server = Server::start(work.path(), cache.path(), &[]);
+
+    let (status, head, body) = server.json("/search?q=animated+gif&limit=2");
+    assert_eq!(status, 200, "{body}");
+    assert!(head.contains("x-search-engine: embedded"));
+    assert_eq!(body["engine"], "embedded");
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results[0]["displayName"], "gif");
+    assert_eq!(results[0]["mediaType"], "application/ai-skill");
+    assert_eq!(results[0]["score"], results[0]["metadata"]["rankingScore"]);
+    assert!(results.len() <= 2);
+
+    let (status, _, body) = server.json("/search?q=pdf&source=nope");
+    assert_eq!(
+        (status, body["results"].as_array().unwrap().len()),
+        (200, 0)
+    );
+    let (_, _, body) = server.json("/search?q=pdf&source=o-skills");
+    assert_eq!(body["results"][0]["displayName"], "pdf");
+
+    let (status, _, adapter) = server.json("/search?q=deploy&format=topgun");
+    assert_eq!(status, 200);
+    assert_eq!(
+        adapter.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["latency_ms", "reason", "registry", "results", "status"]
+    );
+    assert_eq!(adapter["status"], "ok");
+    assert_eq!(adapter["results"][0]["name"], "deploy");
+
+    // Every bad input is a JSON error with a 4xx.
+    let long = format!("/search?q={}", "a".repeat(10_000));
+    for (target, expected) in [
+        (b"/search".to_vec(), 400),
+        (b"/search?q=".to_vec(), 400),
+        (b"/search?q=%20%20".to_vec(), 400),
+        (b"/search?q=pdf&limit=0".to_vec(), 400),
+        (b"/search?q=pdf&limit=-3".to_vec(), 400),
+        (b"/search?q=pdf&format=xml".to_vec(), 400),
+        (b"/search?q=%FF%FEpdf".to_vec(), 400),
+        (long.into_bytes(), 414),
+        (b"/nowhere".to_vec(), 404),
+    ] {
+        let (status, _, body) = server.get(&target);
+        assert_eq!(
+            status,
+            expected,
+            "{}: {body}",
+            String::from_utf8_lossy(&target[..target.len().min(40)])
+        );
+        let error: Value = serde_json::from_str(&body).unwrap();
+        assert!(error["error"].is_string(), "{body}");
+    }
+    // 100 KB is past what the HTTP layer reads of a request line (64 KB):
+    // refused with 414 before the service sees it.
+    let (status, _, _) = server.get(format!("/search?q={}", "a".repeat(100_000)).as_bytes());
+    assert_eq!(status, 414);
+    // A huge limit is capped, not refused.
+    let (status, _, body) = server.json("/search?q=skill&limit=100000");
+    assert_eq!(status, 200);
+    assert!(body["results"].as_array().unwrap().len() <= 100);
+
+    let (status, _, health) = server.json("/health");
+    assert_eq!(status, 200);
+    assert_eq!(health["engine"], "embedded");
+    assert_eq!(health["configured"], false);
+    assert_eq!(health["embedded"]["documents"], 6);
+    assert_eq!(health["embedded"]["sources"][0], "o-skills");
+    let (_, _, about) = server.json("/");
+    assert!(about["endpoints"]["GET /search"].is_object());
+
+    let status = server.stop();
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn meilisearch_down_is_answered_by_the_embedded_engine_and_no_secret_leaks() {
+    let (_repo, work, cache) = built();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let url = format!("http://admin:hunter2pw@127.0.0.1:{port}");
+    let server = Server::start(
+        work.path(),
+        cache.path(),
+        &[
+            ("MEILI_URL", &url),
+            ("MEILI_MASTER_KEY", "sekret-master-key-42"),
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    for target in [
+        "/search?q=pdf",
+        "/search?q=pdf&format=topgun",
+        "/health",
+        "/",
+    ] {
+        let (status, head, body) = server.get(target.as_bytes());
+        assert!(status == 200, "{target}: {status} {body}");
+        for secret in ["hunter2pw", "sekret-master-key-42"] {
+            assert!(
+                !body.contains(secret) && !head.contains(secret),
+                "{target} leaks: {body}"
+            );
+        }
+    }
+    let (_, head, body) = server.json("/search?q=pdf");
+    assert!(head.contains("x-search-engine: embedded"));
+    assert_eq!(body["engine"], "embedded");
+    assert!(
+        body["notice"].as_str().unwrap().contains("Meilisearch"),
+        "{body}"
+    );
+    assert_eq!(body["results"][0]["displayName"], "pdf");
+    let (_, _, health) = server.json("/health");
+    assert_eq!(
+        (health["configured"].clone(), health["reachable"].clone()),
+        (Value::from(true), Value::from(false))
+    );
+    assert_eq!(health["engine"], "embedded");
+    let mut child_stderr = String::new();
+    let mut server = server;
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status();
+    let _ = server.child.wait();
+    if let Some(mut err) = server.child.stderr.take() {
+        let _ = err.read_to_string(&mut child_stderr);
+    }
+    for secret in ["hunter2pw", "sekret-master-key-42"] {
+        assert!(
+            !child_stderr.contains(secret),
+            "the log leaks: {child_stderr}"
+        );
+    }
+}
+
+/// The adapter file TopGun reads documents a request; that request, made
+/// to a running `serve`, returns the adapter object it promises.
+#[test]
+fn the_topgun_adapter_file_describes_what_serve_returns() {
+    let text = std::fs::read_to_string(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/topgun-adapter.md"),
+    )
+    .unwrap();
+    let url = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("- **Request URL:** `"))
+        .and_then(|rest| rest.strip_suffix('`'))
+        .expect("a Request URL line");
+    assert!(
+        url.contains("{query}") && url.starts_with("http://127.0.0.1:8080/"),
+        "{url}"
+    );
+    assert!(text.contains("- **Timeout:** 8 s"));
+    assert!(text.contains("- **Registry name:** `agentfinder`"));
+    let (_repo, work, cache) = built();
+    let server = Server::start(work.path(), cache.path(), &[]);
+    let target = url
+        .replace("http://127.0.0.1:8080", "")
+        .replace("{query}", "merge%20pdf%20files");
+    let (status, _, adapter) = server.json(&target);
+    assert_eq!(status, 200);
+    assert_eq!(adapter["registry"], "agentfinder");
+    assert_eq!(adapter["status"], "ok");
+    let result = &adapter["results"][0];
+    assert_eq!(result["name"], "pdf");
+    assert_eq!(result.as_object().unwrap().len(), 10);
+    assert_eq!(
+        result["raw_metadata"]["envelope"],
+        agentfinder_skills_reader::topgun::UNTRUSTED_OPEN
+    );
+}
