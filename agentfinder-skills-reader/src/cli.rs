@@ -232,6 +232,10 @@ pub struct EvalArgs {
         default_value = "fixtures/eval/queries.json"
     )]
     pub queries: PathBuf,
+    /// Artifact store the embedded engine searches when no Meilisearch is
+    /// configured [default: [output].store].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// Index to search [default: the loaded one, else hf_skills].
     #[arg(long)]
     pub index: Option<String>,
@@ -354,7 +358,7 @@ pub async fn run(
         ReaderCommand::Load(args) => run_sync(args, defaults, true).await,
         ReaderCommand::Search(args) => run_search(args, defaults).await,
         ReaderCommand::Health(args) => run_health(args, defaults).await,
-        ReaderCommand::Eval(args) => run_eval(args).await,
+        ReaderCommand::Eval(args) => run_eval(args, defaults).await,
         ReaderCommand::Find(args) => run_find(args, defaults).await,
     }
 }
@@ -667,13 +671,10 @@ fn check_ratio(ratio: f32) -> Result<(), CommandFailure> {
     }
 }
 
-async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
+async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
     for &ratio in &args.semantic_ratio {
         check_ratio(ratio)?;
     }
-    let config = args.meili.config().ok_or_else(|| {
-        CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
-    })?;
     let text = std::fs::read_to_string(&args.queries).map_err(|e| {
         CommandFailure::new(exit::FAILURE, format!("{}: {e}", args.queries.display()))
     })?;
@@ -684,16 +685,44 @@ async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
     let file: File = serde_json::from_str(&text).map_err(|e| {
         CommandFailure::new(exit::FAILURE, format!("{}: {e}", args.queries.display()))
     })?;
-    let index = index_name(args.index, &args.meili.state);
-    let report = meili::evaluate(
-        &config,
-        &index,
-        "default",
-        &args.semantic_ratio,
-        &file.queries,
-    )
-    .await
-    .map_err(|e| CommandFailure::new(exit::MEILI, e))?;
+    let index = index_name(args.index.clone(), &args.meili.state);
+    let report = match (args.meili.config(), &defaults.local) {
+        (Some(config), _) => meili::evaluate(
+            &config,
+            &index,
+            "default",
+            &args.semantic_ratio,
+            &file.queries,
+        )
+        .await
+        .map_err(|e| CommandFailure::new(exit::MEILI, config.scrub(&e.to_string())))?,
+        (None, Some(local)) => {
+            let store = &args.store;
+            let search = |text: String, ratio: Option<f32>| async move {
+                let query = crate::local::LocalQuery {
+                    text,
+                    limit: 10,
+                    source: None,
+                    semantic_ratio: ratio,
+                    store: store.clone(),
+                };
+                local
+                    .0
+                    .search(&query)
+                    .await
+                    .map(|response| response.results)
+            };
+            meili::evaluate_with(local.0.name(), search, &args.semantic_ratio, &file.queries)
+                .await
+                .map_err(|e| CommandFailure::new(exit::STORAGE, e))?
+        }
+        (None, None) => {
+            return Err(CommandFailure::new(
+                exit::MEILI,
+                "MEILI_URL is not set (or pass --meili-url)",
+            ))
+        }
+    };
     if args.json {
         println!(
             "{}",
@@ -704,17 +733,31 @@ async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
             "{:<12} {:>7} {:>7} {:>7} {:>7} {:>16}",
             "mode", "queries", "top-1", "top-3", "MRR", "no-answer score"
         );
-        let rows = std::iter::once(("keyword".to_string(), report.keyword)).chain(
-            report
-                .hybrid
-                .iter()
-                .map(|h| (format!("hybrid {:.2}", h.semantic_ratio), h.scores)),
-        );
-        for (mode, s) in rows {
+        let rows = std::iter::once((
+            "keyword".to_string(),
+            report.keyword,
+            &report.keyword_by_kind,
+        ))
+        .chain(report.hybrid.iter().map(|h| {
+            (
+                format!("hybrid {:.2}", h.semantic_ratio),
+                h.scores,
+                &h.by_kind,
+            )
+        }));
+        for (mode, s, by_kind) in rows {
             println!(
                 "{mode:<12} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3}",
                 s.queries, s.top1, s.top3, s.mrr, s.no_answer_top_score
             );
+            for (kind, k) in by_kind {
+                if k.queries > 0 {
+                    println!(
+                        "  {:<10} {:>7} {:>7.3} {:>7.3} {:>7.3}",
+                        kind, k.queries, k.top1, k.top3, k.mrr
+                    );
+                }
+            }
         }
         if let (Some(best), true) = (report.best(), report.hybrid.len() > 1) {
             println!(
@@ -722,7 +765,7 @@ async fn run_eval(args: EvalArgs) -> Result<u8, CommandFailure> {
                 best.semantic_ratio, best.scores.mrr
             );
         }
-        println!("index {index}");
+        println!("engine {} index {index}", report.engine);
     }
     Ok(0)
 }

@@ -1,6 +1,10 @@
-//! Search quality against a running Meilisearch: for a set of queries with
-//! the skills that should answer them, top-1 and top-3 hit rates and mean
-//! reciprocal rank, keyword search against hybrid search.
+//! Search quality: for a set of queries with the skills that should answer
+//! them, top-1 and top-3 hit rates and mean reciprocal rank, overall and per
+//! kind of query, keyword search against hybrid search, for any engine
+//! ([`evaluate_with`]; [`evaluate`] is Meilisearch's).
+
+use std::collections::BTreeMap;
+use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,20 +39,26 @@ pub struct EvalScores {
 }
 
 /// Scores of hybrid search at one semantic ratio.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HybridScores {
     /// `semanticRatio` of the runs (0 = keyword only, 1 = vectors only).
     pub semantic_ratio: f32,
     /// What it scored.
     #[serde(flatten)]
     pub scores: EvalScores,
+    /// The same, per kind of query.
+    pub by_kind: BTreeMap<String, EvalScores>,
 }
 
 /// Keyword search against hybrid search at each semantic ratio asked for.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
+    /// The engine measured (`meilisearch`, `embedded`).
+    pub engine: String,
     /// Keyword search only.
     pub keyword: EvalScores,
+    /// The same, per kind of query.
+    pub keyword_by_kind: BTreeMap<String, EvalScores>,
     /// Hybrid search, one entry per ratio, in the order asked.
     pub hybrid: Vec<HybridScores>,
 }
@@ -77,47 +87,85 @@ pub async fn evaluate(
     ratios: &[f32],
     queries: &[EvalQuery],
 ) -> Result<EvalReport, MeiliError> {
-    let keyword = run_queries(config, index, None, queries).await?;
+    let search = |query: String, ratio: Option<f32>| async move {
+        let options = SearchOptions {
+            index: index.to_string(),
+            limit: 10,
+            filter: None,
+            all_sections: false,
+            hybrid: ratio.map(|r| (embedder.to_string(), r)),
+        };
+        search_detailed(config, &query, &options)
+            .await
+            .map(|response| response.results)
+    };
+    evaluate_with("meilisearch", search, ratios, queries).await
+}
+
+/// Runs every query with keyword search (`None`), then with hybrid search
+/// at each of `ratios`, through `search`, which returns one hit per skill,
+/// best first (10 are looked at).
+pub async fn evaluate_with<F, Fut, E>(
+    engine: &str,
+    search: F,
+    ratios: &[f32],
+    queries: &[EvalQuery],
+) -> Result<EvalReport, E>
+where
+    F: Fn(String, Option<f32>) -> Fut,
+    Fut: Future<Output = Result<Vec<super::SearchResult>, E>>,
+{
+    let (keyword, keyword_by_kind) = run_queries(&search, None, queries).await?;
     let mut hybrid = Vec::new();
     for &ratio in ratios {
-        let scores =
-            run_queries(config, index, Some((embedder.to_string(), ratio)), queries).await?;
+        let (scores, by_kind) = run_queries(&search, Some(ratio), queries).await?;
         hybrid.push(HybridScores {
             semantic_ratio: ratio,
             scores,
+            by_kind,
         });
     }
-    Ok(EvalReport { keyword, hybrid })
+    Ok(EvalReport {
+        engine: engine.to_string(),
+        keyword,
+        keyword_by_kind,
+        hybrid,
+    })
 }
 
-async fn run_queries(
-    config: &MeiliConfig,
-    index: &str,
-    hybrid: Option<(String, f32)>,
+async fn run_queries<F, Fut, E>(
+    search: &F,
+    ratio: Option<f32>,
     queries: &[EvalQuery],
-) -> Result<EvalScores, MeiliError> {
-    let options = SearchOptions {
-        index: index.to_string(),
-        limit: 10,
-        filter: None,
-        all_sections: false,
-        hybrid,
-    };
+) -> Result<(EvalScores, BTreeMap<String, EvalScores>), E>
+where
+    F: Fn(String, Option<f32>) -> Fut,
+    Fut: Future<Output = Result<Vec<super::SearchResult>, E>>,
+{
     let mut ranks = Vec::new();
     let mut no_answer = Vec::new();
+    let mut kinds: BTreeMap<String, (Vec<Option<usize>>, Vec<f64>)> = BTreeMap::new();
     for q in queries {
-        let results = search_detailed(config, &q.query, &options).await?.results;
+        let results = search(q.query.clone(), ratio).await?;
+        let kind = kinds.entry(q.kind.clone()).or_default();
         if q.expect.is_empty() {
-            no_answer.push(results.first().map_or(0.0, |r| r.score));
+            let top = results.first().map_or(0.0, |r| r.score);
+            no_answer.push(top);
+            kind.1.push(top);
         } else {
-            ranks.push(
-                results
-                    .iter()
-                    .position(|r| q.expect.contains(&r.metadata.skill)),
-            );
+            let rank = results
+                .iter()
+                .take(10)
+                .position(|r| q.expect.contains(&r.metadata.skill));
+            ranks.push(rank);
+            kind.0.push(rank);
         }
     }
-    Ok(scores(&ranks, &no_answer))
+    let by_kind = kinds
+        .into_iter()
+        .map(|(kind, (r, n))| (kind, scores(&r, &n)))
+        .collect();
+    Ok((scores(&ranks, &no_answer), by_kind))
 }
 
 /// Scores from the 0-based rank of the first right answer of each query.
@@ -149,13 +197,16 @@ mod tests {
                 top1,
                 ..Default::default()
             },
+            by_kind: BTreeMap::new(),
         }
     }
 
     #[test]
     fn the_best_ratio_ranks_best_and_ties_go_to_the_lower_ratio() {
         let report = |hybrid| EvalReport {
+            engine: "test".into(),
             keyword: EvalScores::default(),
+            keyword_by_kind: BTreeMap::new(),
             hybrid,
         };
         let r = report(vec![
