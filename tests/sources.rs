@@ -354,37 +354,80 @@ fn every_source_is_built_or_reported_and_none_holds_up_the_others() {
 }
 
 #[test]
-fn find_without_meilisearch_reports_every_registry_unavailable_in_topguns_shape() {
+fn find_without_meilisearch_answers_from_the_embedded_engine_in_topguns_shape() {
     let world = World::new("unused");
-    let out = world.run(&["build", "--no-embed", "--only", "alpha,gone"]);
+    let out = world.run(&["build", "--no-embed", "--only", "alpha,beta,gone"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = world.run(&["find", "merge two pdf files", "--topgun-home"]);
+    let out = world.run(&["find", "merge pdf files", "--topgun-home"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let hash = agentfinder_skills_reader::topgun::query_hash("merge two pdf files");
+    let hash = agentfinder_skills_reader::topgun::query_hash("merge pdf files");
     let path = world
         .home
         .path()
         .join(format!(".topgun/found-skills-{}.json", &hash[..16]));
+    let output = read_json(path.clone());
+    assert_valid("findskills-output", &output);
     assert_eq!(
         stdout(&out),
         format!(
-            "## FIND COMPLETE\n\nFound 0 skills from 2 registries (2 unavailable).\nResults: {}\n",
+            "## FIND COMPLETE\n\nFound {} skills from 3 registries (1 unavailable).\nResults: {}\n",
+            output["total_results"],
             path.display()
         )
     );
-    let output = read_json(path);
-    assert_valid("findskills-output", &output);
     assert_eq!(output["query_hash"], hash);
     let registries = output["registries_searched"].as_array().unwrap();
-    let alpha = registries
+    let registry = |name: &str| registries.iter().find(|r| r["registry"] == name).unwrap();
+    for ok in ["alpha", "beta"] {
+        assert_eq!(registry(ok)["status"], "ok", "{registries:?}");
+        assert_eq!(registry(ok)["reason"], Value::Null);
+        assert!(registry(ok)["result_count"].as_u64().unwrap() >= 1);
+    }
+    assert!(registry("gone")["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("not built: "));
+    let results = output["results"].as_array().unwrap();
+    // Each registry answered with its own source's skills only; alpha's
+    // `pdf` and `PDF` are one result, beta's `pdf` is kept beside it.
+    assert!(results
         .iter()
-        .find(|r| r["registry"] == "alpha")
-        .unwrap();
-    assert_eq!(alpha["status"], "unavailable");
-    assert_eq!(alpha["reason"], "MEILI_URL is not set");
-    let gone = registries.iter().find(|r| r["registry"] == "gone").unwrap();
-    assert!(gone["reason"].as_str().unwrap().starts_with("not built: "));
+        .all(|r| r["source_registry"] == "alpha" || r["source_registry"] == "beta"));
+    let pdfs = |source: &str| {
+        results
+            .iter()
+            .filter(|r| {
+                r["source_registry"] == source
+                    && r["name"].as_str().unwrap().eq_ignore_ascii_case("pdf")
+            })
+            .count()
+    };
+    assert_eq!((pdfs("alpha"), pdfs("beta")), (1, 1), "{results:#?}");
+    assert!(output["dedup_removed"].as_u64().unwrap() >= 1);
     assert_eq!(output["unavailable_warning"], false);
+
+    // With Meilisearch configured but down, every built registry is unavailable.
+    let out = binary()
+        .args([
+            "find",
+            "merge pdf files",
+            "--out",
+            "down.json",
+            "--meili-url",
+            "http://127.0.0.1:9",
+            "--retries",
+            "0",
+        ])
+        .current_dir(world.work.path())
+        .env("HOME", world.home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let down = read_json(world.work.path().join("down.json"));
+    assert_valid("findskills-output", &down);
+    assert_eq!(down["unavailable_count"], 3);
+    assert_eq!(down["unavailable_warning"], true);
+    assert_eq!(down["total_results"], 0);
 }
 
 /// Validates `value` against `docs/schemas/<name>.schema.json`.

@@ -27,7 +27,7 @@ use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Index, IndexReader, Term};
 
-use agentfinder_skills_reader::contract::{skill_key_of, ArtifactLocation};
+use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::meili::SearchResponse;
 use agentfinder_skills_reader::sources::ArtifactSet;
 use agentfinder_skills_reader::store::Store;
@@ -90,6 +90,7 @@ struct Inner {
     docs: memmap2::Mmap,
     offsets: memmap2::Mmap,
     source_rows: memmap2::Mmap,
+    skill_rows: memmap2::Mmap,
     vectors: Option<memmap2::Mmap>,
 }
 
@@ -137,6 +138,7 @@ impl Engine {
                 docs: map("docs.ndjson")?,
                 offsets: map("offsets.bin")?,
                 source_rows: map("sources.bin")?,
+                skill_rows: map("skills.bin")?,
                 vectors,
                 meta,
             }),
@@ -184,11 +186,16 @@ impl Engine {
         let fused = rank::fuse(&[(&keyword, 1.0 - ratio), (&vector, ratio)]);
         let mut seen = HashSet::new();
         let mut documents = Vec::with_capacity(limit);
+        // One per skill, chosen on the skill digests; only the documents
+        // kept are read.
         for (row, score) in fused {
-            let Some(doc) = self.document(row) else {
+            let Some(skill) = self.skill_of(row) else {
                 continue;
             };
-            if seen.insert(skill_key_of(&doc)) {
+            if !seen.insert(skill) {
+                continue;
+            }
+            if let Some(doc) = self.document(row) {
                 documents.push((doc, score));
                 if documents.len() == limit {
                     break;
@@ -279,6 +286,12 @@ impl Engine {
         .into_iter()
         .map(|(row, _)| row)
         .collect()
+    }
+
+    fn skill_of(&self, row: u32) -> Option<u64> {
+        let at = row as usize * 8;
+        let bytes = self.inner.skill_rows.get(at..at + 8)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
     }
 
     fn source_of(&self, row: u32) -> Option<usize> {

@@ -5,6 +5,8 @@
 //! <cache>/<key>/docs.ndjson     every document without its vectors, row order
 //! <cache>/<key>/offsets.bin     u64 per row: where its line starts (and one past the end)
 //! <cache>/<key>/sources.bin     u16 per row: its source, an index into meta.json's list
+//! <cache>/<key>/skills.bin      u64 per row: a digest of its skill key (one hit per skill
+//!                               is chosen without reading documents)
 //! <cache>/<key>/vectors.f32     dimensions f32 per row (zeros for a row without one)
 //! <cache>/<key>/meta.json       key, rows, dimensions, sources, embedder
 //! ```
@@ -28,7 +30,7 @@ use agentfinder_skills_reader::sources::ArtifactSet;
 use crate::EngineError;
 
 /// Version of the local index's layout; a change builds new folders.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The searchable fields and how much a match in each counts (the order
 /// of Meilisearch's `searchableAttributes`, most important first).
@@ -106,6 +108,13 @@ pub fn key_of(set: &ArtifactSet) -> String {
     hex::encode(&digest.finalize()[..16])
 }
 
+/// A stable 64-bit digest of a skill key.
+pub fn skill_digest(key: &str) -> u64 {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(key.as_bytes());
+    u64::from_le_bytes(digest[..8].try_into().unwrap_or_default())
+}
+
 /// Builds the local index of `set` under `cache` (a no-op when its folder
 /// exists) and returns the folder.
 pub async fn build(set: &ArtifactSet, cache: &Path) -> Result<PathBuf, EngineError> {
@@ -171,6 +180,7 @@ struct Sink {
     docs: BufWriter<std::fs::File>,
     offsets: BufWriter<std::fs::File>,
     source_rows: BufWriter<std::fs::File>,
+    skill_rows: BufWriter<std::fs::File>,
     vectors: BufWriter<std::fs::File>,
     written: u64,
     rows: u64,
@@ -198,6 +208,7 @@ impl Sink {
             docs: file("docs.ndjson")?,
             offsets: file("offsets.bin")?,
             source_rows: file("sources.bin")?,
+            skill_rows: file("skills.bin")?,
             vectors: file("vectors.f32")?,
             written: 0,
             rows: 0,
@@ -276,6 +287,10 @@ impl Sink {
         self.source_rows
             .write_all(&(source_index as u16).to_le_bytes())
             .map_err(io)?;
+        let skill = skill_digest(&agentfinder_skills_reader::contract::skill_key_of(doc));
+        self.skill_rows
+            .write_all(&skill.to_le_bytes())
+            .map_err(io)?;
         if self.dimensions == 0 {
             if let Some(v) = &vector {
                 self.dimensions = v.len();
@@ -307,7 +322,13 @@ impl Sink {
         self.offsets
             .write_all(&self.written.to_le_bytes())
             .map_err(io)?;
-        for mut file in [self.docs, self.offsets, self.source_rows, self.vectors] {
+        for mut file in [
+            self.docs,
+            self.offsets,
+            self.source_rows,
+            self.skill_rows,
+            self.vectors,
+        ] {
             file.flush().map_err(io)?;
             file.get_ref().sync_all().map_err(io)?;
         }

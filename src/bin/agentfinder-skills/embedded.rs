@@ -23,7 +23,14 @@ pub struct EmbeddedSearch {
     embed: Option<EmbedSettings>,
     engines: tokio::sync::Mutex<HashMap<String, Engine>>,
     embedder: Mutex<Option<Result<Embedder, String>>>,
+    /// Vectors of recent queries: agents repeat themselves, and the model
+    /// (one forward pass per query, one at a time) is what a hybrid
+    /// search waits for.
+    recent: Mutex<HashMap<String, Vec<f32>>>,
 }
+
+/// Query vectors kept; the cache starts over when it is full.
+const RECENT_QUERIES: usize = 4_096;
 
 impl EmbeddedSearch {
     /// An engine over `store` (the default; a query may name another),
@@ -42,6 +49,7 @@ impl EmbeddedSearch {
             embed,
             engines: tokio::sync::Mutex::new(HashMap::new()),
             embedder: Mutex::new(None),
+            recent: Mutex::new(HashMap::new()),
         }
     }
 
@@ -80,6 +88,9 @@ impl EmbeddedSearch {
                 "the artifact's vectors are of {wanted}, not of the configured model"
             ));
         }
+        if let Some(vector) = self.recent.lock().ok().and_then(|r| r.get(text).cloned()) {
+            return Ok(vector);
+        }
         let mut slot = self
             .embedder
             .lock()
@@ -91,10 +102,18 @@ impl EmbeddedSearch {
             };
             Embedder::open(&offline).map_err(|e| e.to_string())
         });
-        match embedder {
-            Ok(embedder) => embedder.embed_query(text).map_err(|e| e.to_string()),
-            Err(why) => Err(format!("no model to embed the query: {why}")),
+        let vector = match embedder {
+            Ok(embedder) => embedder.embed_query(text).map_err(|e| e.to_string())?,
+            Err(why) => return Err(format!("no model to embed the query: {why}")),
+        };
+        drop(slot);
+        if let Ok(mut recent) = self.recent.lock() {
+            if recent.len() >= RECENT_QUERIES {
+                recent.clear();
+            }
+            recent.insert(text.to_string(), vector.clone());
         }
+        Ok(vector)
     }
 }
 
@@ -108,7 +127,8 @@ impl LocalSearch for EmbeddedSearch {
             let this: &EmbeddedSearch = self;
             let (vector, why_not) = match query.semantic_ratio {
                 Some(ratio) if ratio > 0.0 && engine.dimensions() > 0 => {
-                    match this.query_vector(&engine, &query.text) {
+                    // CPU work: let the runtime move other tasks off this thread.
+                    match tokio::task::block_in_place(|| this.query_vector(&engine, &query.text)) {
                         Ok(v) => (Some(v), None),
                         Err(why) => (None, Some(why)),
                     }
@@ -122,7 +142,8 @@ impl LocalSearch for EmbeddedSearch {
                 limit: query.limit,
                 semantic_ratio: query.semantic_ratio.unwrap_or(0.0),
             };
-            let mut response = engine.search(&asked).map_err(|e| e.to_string())?;
+            let mut response =
+                tokio::task::block_in_place(|| engine.search(&asked)).map_err(|e| e.to_string())?;
             if let Some(why) = why_not {
                 response.fallback = Some(format!("keywords only: {why}"));
             }
