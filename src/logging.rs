@@ -5,7 +5,7 @@
 //! `stage`, `message` and the line's own fields), for Hugging Face Jobs and
 //! GitHub Actions; the summary is then a JSON object too, on stdout.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Map, Value};
@@ -133,11 +133,14 @@ impl Reporter {
     /// The summary every run ends with: `text` as it is, or `fields` as JSON, on stdout.
     pub fn summary(&self, text: &str, fields: Value) {
         match self.format {
-            LogFormat::Text => println!("{text}"),
+            // A closed stdout (`| head`) ends the output, not the run.
+            LogFormat::Text => {
+                let _ = writeln!(std::io::stdout(), "{text}");
+            }
             LogFormat::Json => {
                 let mut line = object(json!({"ts": now(), "level": "info", "stage": "summary"}));
                 line.extend(object(fields));
-                println!("{}", Value::Object(line));
+                let _ = writeln!(std::io::stdout(), "{}", Value::Object(line));
             }
         }
     }

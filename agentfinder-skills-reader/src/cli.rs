@@ -14,6 +14,23 @@ use crate::meili::{
 };
 use crate::store::{Store, StoreError, StoreOptions};
 
+/// `println!` to stdout, quietly stopping when the reader went away (a
+/// pipe into `head` or `grep -q` is not an error).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` likewise.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// Exit codes of the serving commands.
 pub mod exit {
     /// Anything not listed.
@@ -423,7 +440,7 @@ async fn run_find(args: FindArgs, defaults: &ServingDefaults) -> Result<u8, Comm
             format!("cannot write {}: {e}", path.display()),
         )
     })?;
-    print!("{}", output.completion_block(&path.display().to_string()));
+    out!("{}", output.completion_block(&path.display().to_string()));
     Ok(0)
 }
 
@@ -446,7 +463,7 @@ async fn run_sync(
     for (source, why) in &report.left_out {
         eprintln!("warning: source {source} left out of the index: {why}");
     }
-    println!("{}", describe_sync(&report, &config));
+    outln!("{}", describe_sync(&report, &config));
     Ok(0)
 }
 
@@ -549,18 +566,20 @@ async fn run_search(args: SearchArgs, defaults: &ServingDefaults) -> Result<u8, 
     }
     let results = response.results;
     if args.json || !std::io::stdout().is_terminal() {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&results).unwrap_or_default()
         );
     } else {
-        println!(
+        outln!(
             "{:>6}  {:<28}  {:<40}  url",
-            "score", "skill", "description"
+            "score",
+            "skill",
+            "description"
         );
         for r in &results {
             let description: String = r.description.chars().take(40).collect();
-            println!(
+            outln!(
                 "{:>6.3}  {:<28}  {:<40}  {}",
                 r.score,
                 r.display_name,
@@ -626,7 +645,7 @@ async fn run_search_topgun(
     let (response, _) = adapter_response(&args.registry, outcome, latency_ms, &mut |line| {
         eprintln!("search: {line}")
     });
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&response).unwrap_or_default()
     );
@@ -724,14 +743,19 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
         }
     };
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         );
     } else {
-        println!(
+        outln!(
             "{:<12} {:>7} {:>7} {:>7} {:>7} {:>16}",
-            "mode", "queries", "top-1", "top-3", "MRR", "no-answer score"
+            "mode",
+            "queries",
+            "top-1",
+            "top-3",
+            "MRR",
+            "no-answer score"
         );
         let rows = std::iter::once((
             "keyword".to_string(),
@@ -746,26 +770,34 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
             )
         }));
         for (mode, s, by_kind) in rows {
-            println!(
+            outln!(
                 "{mode:<12} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3}",
-                s.queries, s.top1, s.top3, s.mrr, s.no_answer_top_score
+                s.queries,
+                s.top1,
+                s.top3,
+                s.mrr,
+                s.no_answer_top_score
             );
             for (kind, k) in by_kind {
                 if k.queries > 0 {
-                    println!(
+                    outln!(
                         "  {:<10} {:>7} {:>7.3} {:>7.3} {:>7.3}",
-                        kind, k.queries, k.top1, k.top3, k.mrr
+                        kind,
+                        k.queries,
+                        k.top1,
+                        k.top3,
+                        k.mrr
                     );
                 }
             }
         }
         if let (Some(best), true) = (report.best(), report.hybrid.len() > 1) {
-            println!(
+            outln!(
                 "best semantic ratio: {} (MRR {:.3}); search with --semantic-ratio or AGENTFINDER_SEMANTIC_RATIO set to it",
                 best.semantic_ratio, best.scores.mrr
             );
         }
-        println!("engine {} index {index}", report.engine);
+        outln!("engine {} index {index}", report.engine);
     }
     Ok(0)
 }
@@ -776,13 +808,13 @@ async fn run_health(args: HealthArgs, defaults: &ServingDefaults) -> Result<u8, 
     let index = index_name(args.index, &args.meili.state);
     let report = meili::health(config.as_ref(), store.as_ref(), &index, &args.meili.state).await;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
         );
     } else {
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-        println!(
+        outln!(
             "health: configured={} reachable={} loaded={} store_readable={} stale={} index={index} loaded_commit={} artifact_commit={} documents={}",
             report.configured,
             report.reachable,
