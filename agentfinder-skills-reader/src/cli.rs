@@ -621,24 +621,7 @@ async fn run_search_topgun(
                 hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
             };
             let deadline = Duration::from_secs_f64(args.deadline.max(0.001));
-            let searched = meili::search_detailed(&config, &args.query, &options);
-            match tokio::time::timeout(deadline, searched).await {
-                Err(_) => Err((
-                    RegistryStatus::Unavailable,
-                    format!(
-                        "Meilisearch at {} gave no answer within {:.1} s",
-                        config.display_url(),
-                        deadline.as_secs_f64()
-                    ),
-                )),
-                Ok(answer) => answer.map(|response| response.documents).map_err(|e| {
-                    let status = match e {
-                        meili::MeiliError::Unavailable { .. } => RegistryStatus::Unavailable,
-                        _ => RegistryStatus::Failed,
-                    };
-                    (status, config.scrub(&e.to_string()))
-                }),
-            }
+            crate::find::meili_outcome(&config, &args.query, &options, deadline).await
         }
     };
     let latency_ms = started.elapsed().as_millis() as u64;

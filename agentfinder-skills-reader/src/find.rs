@@ -126,7 +126,37 @@ pub async fn find(
     )
 }
 
-type Outcome = Result<Vec<(serde_json::Value, f64)>, (RegistryStatus, String)>;
+/// A registry's hits with their scores, or its status and reason.
+pub type Outcome = Result<Vec<(serde_json::Value, f64)>, (RegistryStatus, String)>;
+
+/// One Meilisearch search as a registry's answer: no answer within
+/// `deadline` (retries included), or Meilisearch unreachable, is
+/// `unavailable`; a refusal is `failed`; the reason is scrubbed of secrets.
+pub async fn meili_outcome(
+    config: &MeiliConfig,
+    query: &str,
+    search: &SearchOptions,
+    deadline: Duration,
+) -> Outcome {
+    match tokio::time::timeout(deadline, meili::search_detailed(config, query, search)).await {
+        Err(_) => Err((
+            RegistryStatus::Unavailable,
+            format!(
+                "Meilisearch at {} gave no answer within {:.1} s",
+                config.display_url(),
+                deadline.as_secs_f64()
+            ),
+        )),
+        Ok(Ok(response)) => Ok(response.documents),
+        Ok(Err(e)) => {
+            let status = match e {
+                MeiliError::Unavailable { .. } => RegistryStatus::Unavailable,
+                _ => RegistryStatus::Failed,
+            };
+            Err((status, config.scrub(&e.to_string())))
+        }
+    }
+}
 
 /// One registry's search within the deadline, and how long it took.
 async fn ask(
@@ -170,25 +200,7 @@ async fn ask(
                 all_sections: false,
                 hybrid: options.hybrid.clone(),
             };
-            let searched = meili::search_detailed(config, query, &search);
-            match tokio::time::timeout(options.deadline, searched).await {
-                Err(_) => Err((
-                    RegistryStatus::Unavailable,
-                    format!(
-                        "Meilisearch at {} gave no answer within {:.1} s",
-                        config.display_url(),
-                        options.deadline.as_secs_f64()
-                    ),
-                )),
-                Ok(Ok(response)) => Ok(response.documents),
-                Ok(Err(e)) => {
-                    let status = match e {
-                        MeiliError::Unavailable { .. } => RegistryStatus::Unavailable,
-                        _ => RegistryStatus::Failed,
-                    };
-                    Err((status, config.scrub(&e.to_string())))
-                }
-            }
+            meili_outcome(config, query, &search, options.deadline).await
         }
     };
     (outcome, started.elapsed().as_millis() as u64)

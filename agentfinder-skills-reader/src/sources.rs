@@ -22,8 +22,9 @@ use crate::topgun::RegistryStatus;
 pub const SOURCES_DIR: &str = "sources";
 /// Folder of the run reports.
 pub const RUNS_DIR: &str = "runs";
-/// Unavailable sources from which a run warns (TopGun's threshold).
-pub const UNAVAILABLE_WARNING_AT: usize = 3;
+/// Unavailable sources from which a run warns: TopGun's threshold, the
+/// same as for registries.
+pub use crate::topgun::UNAVAILABLE_WARNING_AT;
 /// Version of the run report's shape.
 pub const RUN_REPORT_VERSION: u32 = 1;
 
@@ -287,9 +288,15 @@ impl RunReport {
 
     /// The unavailable sources and their reasons, `id (reason), ...`.
     pub fn unavailable_list(&self) -> String {
+        self.reasons(|status| status == RegistryStatus::Unavailable)
+    }
+
+    /// The sources whose status `keep` accepts, with their reasons,
+    /// `id (reason), ...`.
+    pub fn reasons(&self, keep: impl Fn(RegistryStatus) -> bool) -> String {
         self.sources
             .iter()
-            .filter(|s| s.status == RegistryStatus::Unavailable)
+            .filter(|s| keep(s.status))
             .map(|s| format!("{} ({})", s.source, s.reason.as_deref().unwrap_or("?")))
             .collect::<Vec<_>>()
             .join(", ")

@@ -198,21 +198,22 @@ async fn build_retrying(
 ) -> Result<BuildSummary, BuildError> {
     let mut delays = RATE_LIMIT_DELAYS.iter();
     loop {
-        match build(request.clone(), store, reporter).await {
+        let result = build(request.clone(), store, reporter).await;
+        let rate_limited = matches!(
+            &result,
             Err(BuildError::Source(SourceError::Network {
                 failure: NetworkFailure::RateLimited,
                 ..
-            })) if delays.len() > 0 => {
-                if let Some(delay) = delays.next() {
-                    reporter.info(
-                        "sources",
-                        format!("rate limited; trying again in {} s", delay.as_secs()),
-                    );
-                    tokio::time::sleep(*delay).await;
-                }
-            }
-            other => return other,
-        }
+            }))
+        );
+        let Some(delay) = delays.next().filter(|_| rate_limited) else {
+            return result;
+        };
+        reporter.info(
+            "sources",
+            format!("rate limited; trying again in {} s", delay.as_secs()),
+        );
+        tokio::time::sleep(*delay).await;
     }
 }
 

@@ -276,14 +276,7 @@ async fn run_build_sources(
     if report.ok_count == 0 {
         return Err(Failure::new(
             exit::NO_SOURCE_BUILT,
-            anyhow::anyhow!("no source was built: {}", {
-                let reasons: Vec<String> = report
-                    .sources
-                    .iter()
-                    .map(|s| format!("{} ({})", s.source, s.reason.as_deref().unwrap_or("?")))
-                    .collect();
-                reasons.join(", ")
-            }),
+            anyhow::anyhow!("no source was built: {}", report.reasons(|_| true)),
         ));
     }
     Ok(())
