@@ -1,24 +1,35 @@
-//! Turning the parsed skills of one version into the artifact's files:
-//! documents (validated), the catalog, and the manifest.
+//! Turning the skill files of one version into the artifact's parts: each
+//! file's entry (reused from an earlier build when its inputs are the same,
+//! else made from its parse: documents validated, embedded and appended to
+//! this build's pack, its catalog object and findings lines), then the
+//! buckets and the manifest that name them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
+use bytes::Bytes;
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
 use agentfinder_skills_reader::contract::{
     BuilderInfo, ChunkingInfo, Document, EmbedderInfo, Manifest, MeilisearchConfig, SkippedFile,
     CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE, KIND_SKILL, SCHEMA_VERSION,
 };
+use agentfinder_skills_reader::parts::{
+    bucket_of, encode_bucket, Bucket, PartEntry, PartRef, PartsIndex, BUCKET_COUNT, LAYOUT_PARTS,
+};
 
 use crate::catalog::{catalog_entry, catalog_head, CatalogHost};
 use crate::config::Config;
-use crate::diagnostics::Finding;
+use crate::diagnostics::{Finding, WarningClass};
 use crate::document::{skill_documents, BuildContext, SkillInput};
 use crate::embed::{EmbedError, Embedder};
-use crate::findings::{FindingsLog, FindingsSummary};
+use crate::findings::{duplicate_names, finding_line, skip_line, FindingsLog, FindingsSummary};
 use crate::marketplace::Marketplace;
 use crate::read_skills::Extracted;
+use crate::reuse::EntryKeys;
+use crate::source::Change;
+use crate::staging::{HashingFile, StagedFile};
 use crate::validate::{check_skill, DocumentChecker, DocumentError};
 use crate::variant::build_digest;
 use crate::walk::skill_folder;
@@ -32,9 +43,9 @@ pub struct VersionInfo {
     pub commit_time: String,
     /// Branch or ref.
     pub branch: String,
-    /// When each skill file last changed in the source, Unix seconds, by
-    /// path; a file missing from it gets no `last_updated`.
-    pub file_times: std::collections::HashMap<String, i64>,
+    /// The commit that last changed each skill file, by path; a file
+    /// missing from it is pinned to the built commit, with no `last_updated`.
+    pub changes: std::sync::Arc<HashMap<String, Change>>,
 }
 
 /// Assembling failed.
@@ -51,57 +62,160 @@ pub enum AssembleError {
     Embed(#[from] EmbedError),
 }
 
-/// What the build found, besides the documents.
+/// What the build found and made, besides the parts.
 #[derive(Debug, Clone)]
 pub struct Assembled {
-    /// The manifest, without file digests yet.
+    /// The manifest, without the artifact id yet.
     pub manifest: Manifest,
     /// Counts and examples of the warnings and skips (all are in the findings file).
     pub findings: FindingsSummary,
-    /// Vectors computed by the model, and found in the cache.
+    /// Vectors computed by the model.
     pub embedded: u64,
     /// Vectors found in the cache.
     pub cached: u64,
     /// Seconds the model spent computing `embedded` vectors.
     pub embed_seconds: f64,
+    /// Skill files whose entry an earlier build made.
+    pub reused: u64,
+    /// Skill files parsed by this build.
+    pub parsed: u64,
 }
 
-/// The three files an assembler writes.
-pub struct Sinks<W: Write> {
-    /// `hf-skills.ndjson`.
-    pub documents: W,
-    /// `ai-catalog.json`.
-    pub catalog: W,
-    /// `findings.ndjson`.
-    pub findings: W,
+/// The objects a commit adds to the store.
+#[derive(Debug)]
+pub struct NewParts {
+    /// This build's pack of new documents, when it made any.
+    pub pack: Option<StagedFile>,
+    /// Every non-empty bucket: `(sha256, bytes)` (most already stored).
+    pub buckets: Vec<(String, Bytes)>,
+    /// Every entry, in path order (the next build's base).
+    pub entries: Vec<PartEntry>,
 }
 
-/// Streams skills, in path order, into NDJSON documents, catalog entries and
-/// findings, keeping only counts, a few examples and one entry per skill
-/// name in memory.
-pub struct Assembler<'a, W: Write> {
+/// One skill file, in path order: an entry an earlier build made from the
+/// same inputs, or this build's parse of it.
+pub enum Item {
+    /// Reused as it is.
+    Reused(PartEntry),
+    /// Parsed now; `key` is `None` for a file that is never reused.
+    Parsed {
+        /// The parse.
+        extracted: Extracted,
+        /// Its entry key.
+        key: Option<String>,
+        /// Its git blob id.
+        blob: Option<String>,
+    },
+}
+
+/// Computes the entry keys of a build's files (on the parsing thread,
+/// apart from the assembler).
+#[derive(Debug, Clone)]
+pub struct Planner {
+    keys: EntryKeys,
+    changes: std::sync::Arc<HashMap<String, Change>>,
+    commit: String,
+    repo_name: String,
+    descriptions: HashMap<String, String>,
+}
+
+impl Planner {
+    /// The key of the file at `path` with git blob `blob` (`None`: never reused).
+    pub fn key(&self, path: &str, blob: Option<&str>) -> Option<String> {
+        let folder = skill_folder(path, &self.repo_name);
+        let change = self.changes.get(path);
+        // Documents of a file with no known change are pinned to the build.
+        let pinned = if change.is_some() { "" } else { &self.commit };
+        self.keys.key(
+            path,
+            blob,
+            change,
+            pinned,
+            self.descriptions.get(folder).map(String::as_str),
+        )
+    }
+}
+
+/// Turns skill files, in path order, into entries; only new documents are
+/// written (to this build's pack), so the work follows what changed.
+pub struct Assembler<'a> {
     config: &'a Config,
     version: VersionInfo,
     ctx: BuildContext,
     host: CatalogHost,
     repo_name: String,
     marketplace: &'a Marketplace,
-    documents: W,
-    catalog: W,
-    catalog_entries: u64,
-    findings: FindingsLog<W>,
+    marketplace_findings: Vec<(String, Finding)>,
+    keys: EntryKeys,
+    /// `None` once finished.
+    pack: Option<HashingFile>,
+    pack_bytes: u64,
+    entries: Vec<PartEntry>,
     checker: DocumentChecker,
-    skill_count: u64,
-    document_count: u64,
     embedder: Option<SharedEmbedder>,
     embedded_before: (u64, u64, f64),
+    reused: u64,
 }
 
 /// An embedder shared by the commits of a run.
 pub type SharedEmbedder = std::sync::Arc<std::sync::Mutex<Embedder>>;
 
-impl<'a, W: Write> Assembler<'a, W> {
-    /// Gives every document a vector from `embedder`.
+/// A file's own documents, before embedding, and what else its entry holds.
+struct Prepared {
+    path: String,
+    key: Option<String>,
+    blob: Option<String>,
+    change: Option<Change>,
+    documents: Vec<Document>,
+    findings: String,
+    name: Option<String>,
+}
+
+impl<'a> Assembler<'a> {
+    /// Starts an artifact; new documents go to `pack`.
+    pub fn new(
+        config: &'a Config,
+        version: VersionInfo,
+        marketplace: &'a Marketplace,
+        marketplace_findings: Vec<(String, Finding)>,
+        pack: HashingFile,
+        vectors: bool,
+    ) -> Self {
+        let ctx = BuildContext {
+            source: config.source_id(),
+            repo: config.repo().to_string(),
+            branch: version.branch.clone(),
+            commit: version.commit.clone(),
+            updated_at: version.commit_time.clone(),
+            version: marketplace.version.clone(),
+            links: config.link_templates(),
+        };
+        let keys = EntryKeys::new(&build_digest(config, vectors), &ctx);
+        Self {
+            config,
+            repo_name: config
+                .repo()
+                .rsplit('/')
+                .next()
+                .unwrap_or("skills")
+                .to_string(),
+            host: config.catalog_host(),
+            version,
+            ctx,
+            marketplace,
+            marketplace_findings,
+            keys,
+            pack: Some(pack),
+            pack_bytes: 0,
+            entries: Vec::new(),
+            checker: DocumentChecker::default(),
+            embedder: None,
+            embedded_before: (0, 0, 0.0),
+            reused: 0,
+        }
+    }
+
+    /// Gives every new document a vector from `embedder`.
     pub fn with_embedder(mut self, embedder: Option<SharedEmbedder>) -> Self {
         if let Some(shared) = &embedder {
             if let Ok(e) = shared.lock() {
@@ -112,102 +226,106 @@ impl<'a, W: Write> Assembler<'a, W> {
         self
     }
 
-    /// Starts an artifact; `sinks` receive the files' bytes.
-    pub fn new(
-        config: &'a Config,
-        version: VersionInfo,
-        marketplace: &'a Marketplace,
-        marketplace_findings: Vec<(String, Finding)>,
-        sinks: Sinks<W>,
-    ) -> Result<Self, AssembleError> {
-        let Sinks {
-            documents,
-            mut catalog,
-            findings,
-        } = sinks;
-        let mut findings = FindingsLog::new(findings);
-        for (path, finding) in &marketplace_findings {
-            findings.warn(path, finding)?;
+    /// What computes this build's entry keys.
+    pub fn planner(&self) -> Planner {
+        Planner {
+            keys: self.keys.clone(),
+            changes: self.version.changes.clone(),
+            commit: self.version.commit.clone(),
+            repo_name: self.repo_name.clone(),
+            descriptions: self
+                .marketplace
+                .descriptions
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
-        let ctx = BuildContext {
-            source: config.source_id(),
-            repo: config.repo().to_string(),
-            branch: version.branch.clone(),
-            commit: version.commit.clone(),
-            updated_at: version.commit_time.clone(),
-            version: marketplace.version.clone(),
-            links: config.link_templates(),
-        };
-        let host = config.catalog_host();
-        let head = catalog_head(&ctx, &host);
-        catalog.write_all(head.as_bytes())?;
-        Ok(Self {
-            config,
-            version,
-            repo_name: config
-                .repo()
-                .rsplit('/')
-                .next()
-                .unwrap_or("skills")
-                .to_string(),
-            ctx,
-            host,
-            marketplace,
-            documents,
-            catalog,
-            catalog_entries: 0,
-            findings,
-            checker: DocumentChecker::default(),
-            skill_count: 0,
-            document_count: 0,
-            embedder: None,
-            embedded_before: (0, 0, 0.0),
-        })
     }
 
-    /// Adds skill files, in order: their documents, catalog entries and
-    /// findings; the documents of all of them are embedded together, so the
-    /// model's batches fill all cores.
-    pub fn add_all(&mut self, items: &[Extracted]) -> Result<(), AssembleError> {
-        let mut per_item: Vec<Vec<Document>> = items
-            .iter()
-            .map(|item| self.prepare(item))
-            .collect::<Result<_, _>>()?;
+    fn marketplace_description(&self, folder: &str) -> Option<&str> {
+        self.marketplace
+            .descriptions
+            .get(folder)
+            .map(String::as_str)
+    }
+
+    /// Adds skill files, in path order. The documents of all the parsed
+    /// ones are embedded together, so the model's batches fill all cores.
+    pub fn add_all(&mut self, items: Vec<Item>) -> Result<(), AssembleError> {
+        let mut prepared = Vec::with_capacity(items.len());
+        let mut order = Vec::with_capacity(items.len());
+        for item in items {
+            match item {
+                Item::Reused(entry) => order.push(Some(entry)),
+                Item::Parsed {
+                    extracted,
+                    key,
+                    blob,
+                } => {
+                    prepared.push(self.prepare(&extracted, key, blob));
+                    order.push(None);
+                }
+            }
+        }
         if let Some(shared) = &self.embedder {
             let mut embedder = shared
                 .lock()
                 .map_err(|_| std::io::Error::other("embedder lock poisoned"))?;
-            let mut all: Vec<Document> = per_item.iter_mut().flat_map(std::mem::take).collect();
+            let counts: Vec<usize> = prepared.iter().map(|p| p.documents.len()).collect();
+            let mut all: Vec<Document> = prepared
+                .iter_mut()
+                .flat_map(|p| std::mem::take(&mut p.documents))
+                .collect();
             embedder.embed_documents(&mut all)?;
             let mut all = all.into_iter();
-            for (item, docs) in items.iter().zip(per_item.iter_mut()) {
-                let count = self.document_total(item);
-                docs.extend(all.by_ref().take(count));
+            for (item, count) in prepared.iter_mut().zip(counts) {
+                item.documents.extend(all.by_ref().take(count));
             }
         }
-        for docs in per_item {
-            self.write(docs)?;
+        let mut prepared = prepared.into_iter();
+        for slot in order {
+            let entry = match slot {
+                Some(entry) => {
+                    self.reused += 1;
+                    entry
+                }
+                None => match prepared.next() {
+                    Some(item) => self.entry(item)?,
+                    None => continue,
+                },
+            };
+            self.entries.push(entry);
         }
         Ok(())
     }
 
-    /// Records an item's skip or findings and returns its documents.
-    fn prepare(&mut self, item: &Extracted) -> Result<Vec<Document>, AssembleError> {
+    /// A file's documents, findings lines and name.
+    fn prepare(&self, item: &Extracted, key: Option<String>, blob: Option<String>) -> Prepared {
+        let path = &item.path;
+        let change = self.version.changes.get(path).cloned();
+        let mut findings = String::new();
         let parsed = match item.result.as_ref() {
             Ok(parsed) => parsed,
             Err(unusable) => {
-                self.findings.skip(SkippedFile {
-                    path: item.path.clone(),
+                findings.push_str(&skip_line(&SkippedFile {
+                    path: path.clone(),
                     class: unusable.class().to_string(),
                     reason: unusable.to_string(),
-                })?;
-                return Ok(Vec::new());
+                }));
+                return Prepared {
+                    path: path.clone(),
+                    key,
+                    blob,
+                    change,
+                    documents: Vec::new(),
+                    findings,
+                    name: None,
+                };
             }
         };
-        let folder = skill_folder(&item.path, &self.repo_name).to_string();
-        let path = &item.path;
+        let folder = skill_folder(path, &self.repo_name).to_string();
         for finding in &parsed.findings {
-            self.findings.warn(path, finding)?;
+            findings.push_str(&finding_line(path, finding));
         }
         let checks = check_skill(
             &folder,
@@ -215,65 +333,104 @@ impl<'a, W: Write> Assembler<'a, W> {
             parsed.text_field("description"),
         );
         for finding in &checks {
-            self.findings.warn(path, finding)?;
+            findings.push_str(&finding_line(path, finding));
         }
-        self.findings
-            .name(path, parsed.text_field("name").unwrap_or(&folder))?;
-        let last_updated = self
-            .version
-            .file_times
-            .get(path)
-            .map(|&seconds| crate::source::rfc3339(seconds));
+        let name = parsed.text_field("name").unwrap_or(&folder).to_string();
+        let last_updated = change.as_ref().map(|c| crate::source::rfc3339(c.time));
+        let ctx = self.pinned(change.as_ref());
         let input = SkillInput {
             path,
             last_updated: last_updated.as_deref(),
             skill: &folder,
             parsed,
-            marketplace_description: self
-                .marketplace
-                .descriptions
-                .get(&folder)
-                .map(String::as_str),
+            marketplace_description: self.marketplace_description(&folder),
         };
-        Ok(skill_documents(&self.ctx, input))
-    }
-
-    /// How many documents an item gives (a skill document and one per chunk).
-    fn document_total(&self, item: &Extracted) -> usize {
-        item.result
-            .as_ref()
-            .as_ref()
-            .map_or(0, |parsed| parsed.chunks.len() + 1)
-    }
-
-    /// Checks and writes one skill's documents and its catalog entry.
-    fn write(&mut self, docs: Vec<Document>) -> Result<(), AssembleError> {
-        for doc in docs {
-            self.checker.check(&doc)?;
-            if doc.kind == KIND_SKILL {
-                self.skill_count += 1;
-                let entry = catalog_entry(&self.ctx, &self.host, &doc);
-                let separator = if self.catalog_entries == 0 {
-                    "\n    "
-                } else {
-                    ",\n    "
-                };
-                self.catalog.write_all(separator.as_bytes())?;
-                serde_json::to_writer(&mut self.catalog, &entry).map_err(std::io::Error::other)?;
-                self.catalog_entries += 1;
-            }
-            serde_json::to_writer(&mut self.documents, &doc).map_err(std::io::Error::other)?;
-            self.documents.write_all(b"\n")?;
-            self.document_count += 1;
+        let documents = skill_documents(&ctx, input);
+        Prepared {
+            path: path.clone(),
+            key,
+            blob,
+            change,
+            documents,
+            findings,
+            name: Some(name),
         }
-        Ok(())
     }
 
-    /// Closes the files and returns the sinks with the manifest.
-    pub fn finish(mut self, generated_at: &str) -> Result<(Assembled, Sinks<W>), AssembleError> {
-        self.catalog.write_all(b"\n  ]\n}\n")?;
-        let (findings, findings_sink) = self.findings.finish();
-        let config = self.config;
+    /// The build's context with the documents pinned to the commit that
+    /// last changed the file (the built one when that is not known).
+    fn pinned(&self, change: Option<&Change>) -> BuildContext {
+        match change {
+            Some(change) => BuildContext {
+                commit: change.commit.clone(),
+                updated_at: crate::source::rfc3339(change.time),
+                ..self.ctx.clone()
+            },
+            None => self.ctx.clone(),
+        }
+    }
+
+    /// Checks a file's documents and appends them to the pack.
+    fn entry(&mut self, item: Prepared) -> Result<PartEntry, AssembleError> {
+        let mut bytes = Vec::new();
+        let mut catalog = None;
+        let mut skill_count = 0;
+        let ctx = self.pinned(item.change.as_ref());
+        for doc in &item.documents {
+            self.checker.check(doc)?;
+            if doc.kind == KIND_SKILL {
+                skill_count += 1;
+                let entry = catalog_entry(&ctx, &self.host, doc);
+                catalog = Some(serde_json::to_string(&entry).map_err(std::io::Error::other)?);
+            }
+            serde_json::to_writer(&mut bytes, doc).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+        }
+        let documents = (!item.documents.is_empty()).then(|| PartRef {
+            pack: String::new(), // named once the pack is complete
+            offset: self.pack_bytes,
+            length: bytes.len() as u64,
+            sha256: hex::encode(Sha256::digest(&bytes)),
+        });
+        if let Some(pack) = self.pack.as_mut() {
+            pack.write_all(&bytes)?;
+        }
+        self.pack_bytes += bytes.len() as u64;
+        Ok(PartEntry {
+            path: item.path,
+            key: item.key.unwrap_or_default(),
+            blob: item.blob,
+            commit: item
+                .change
+                .as_ref()
+                .map_or_else(|| self.version.commit.clone(), |c| c.commit.clone()),
+            changed_at: item.change.map(|c| c.time),
+            documents,
+            document_count: item.documents.len() as u64,
+            skill_count,
+            name: item.name,
+            catalog,
+            findings: item.findings,
+        })
+    }
+
+    /// Settles the findings that span files (duplicate names), names the
+    /// pack, and returns the manifest with the new parts.
+    pub fn finish(mut self, generated_at: &str) -> Result<(Assembled, NewParts), AssembleError> {
+        let pack = match self.pack.take() {
+            Some(pack) => Some(pack.finish()?),
+            None => None,
+        };
+        let pack = pack.filter(|p| p.digest.size > 0);
+        for entry in &mut self.entries {
+            if let (Some(part), Some(pack)) = (entry.documents.as_mut(), pack.as_ref()) {
+                if part.pack.is_empty() {
+                    part.pack = pack.digest.sha256.clone();
+                }
+            }
+        }
+        let (findings, findings_head) = self.settle_findings()?;
+        let parts = self.index(findings_head);
         let (mut embedder_info, mut embedded, mut cached, mut embed_seconds) = (None, 0, 0, 0.0);
         if let Some(shared) = &self.embedder {
             let mut embedder = shared
@@ -285,14 +442,96 @@ impl<'a, W: Write> Assembler<'a, W> {
             cached = embedder.cached - self.embedded_before.1;
             embed_seconds = embedder.model_seconds - self.embedded_before.2;
         }
-        let manifest = Manifest {
+        let (index, buckets) = parts;
+        let manifest = self.manifest(generated_at, &findings, embedder_info, index);
+        let parsed = self.entries.len() as u64 - self.reused;
+        let assembled = Assembled {
+            manifest,
+            findings,
+            embedded,
+            cached,
+            embed_seconds,
+            reused: self.reused,
+            parsed,
+        };
+        let parts = NewParts {
+            pack,
+            buckets,
+            entries: self.entries,
+        };
+        Ok((assembled, parts))
+    }
+
+    /// Every entry's findings lines: its own, then a `duplicate-name`
+    /// warning when another file uses its name; counted for the manifest.
+    fn settle_findings(&mut self) -> Result<(FindingsSummary, String), AssembleError> {
+        let names = duplicate_names(
+            self.entries
+                .iter()
+                .filter_map(|e| Some((e.path.as_str(), e.name.as_deref()?))),
+        );
+        let mut log = FindingsLog::new(Vec::new());
+        for (path, finding) in &self.marketplace_findings {
+            log.warn(path, finding)?;
+        }
+        let head = String::from_utf8_lossy(&log.take_output()).into_owned();
+        for entry in &mut self.entries {
+            log.replay_own(&entry.findings)?;
+            if let (Some(other), Some(name)) = (names.get(&entry.path), entry.name.as_deref()) {
+                let duplicate = Finding::file(
+                    WarningClass::DuplicateName,
+                    format!("name `{name}` is also used by {other}; both are kept"),
+                );
+                log.warn(&entry.path, &duplicate)?;
+            }
+            entry.findings = String::from_utf8_lossy(&log.take_output()).into_owned();
+        }
+        let (summary, _) = log.finish();
+        Ok((summary, head))
+    }
+
+    /// The buckets of the entries and the index that names them.
+    fn index(&self, findings_head: String) -> (PartsIndex, Vec<(String, Bytes)>) {
+        let mut buckets = vec![Vec::new(); BUCKET_COUNT as usize];
+        for entry in &self.entries {
+            buckets[bucket_of(&entry.path, BUCKET_COUNT)].push(entry.clone());
+        }
+        let mut names = Vec::with_capacity(buckets.len());
+        let mut objects = Vec::new();
+        for entries in buckets {
+            if entries.is_empty() {
+                names.push(String::new());
+                continue;
+            }
+            let (sha, bytes) = encode_bucket(&Bucket { entries });
+            names.push(sha.clone());
+            objects.push((sha, bytes));
+        }
+        let index = PartsIndex {
+            bucket_count: BUCKET_COUNT,
+            buckets: names,
+            catalog_head: catalog_head(&self.ctx, &self.host),
+            findings_head,
+        };
+        (index, objects)
+    }
+
+    fn manifest(
+        &self,
+        generated_at: &str,
+        findings: &FindingsSummary,
+        embedder: Option<EmbedderInfo>,
+        parts: PartsIndex,
+    ) -> Manifest {
+        let config = self.config;
+        Manifest {
             schema_version: SCHEMA_VERSION,
             source_repo: config.repo().to_string(),
             source_url: config.source_url(),
             source_branch: self.version.branch.clone(),
             source_commit: self.version.commit.clone(),
             generated_at: generated_at.to_string(),
-            document_count: self.document_count,
+            document_count: self.entries.iter().map(|e| e.document_count).sum(),
             index: config.output.index.clone(),
             artifact: DOCUMENTS_FILE.to_string(),
             artifacts: BTreeMap::from([
@@ -300,7 +539,7 @@ impl<'a, W: Write> Assembler<'a, W> {
                 ("catalog".to_string(), CATALOG_FILE.to_string()),
                 ("findings".to_string(), FINDINGS_FILE.to_string()),
             ]),
-            skill_count: self.skill_count,
+            skill_count: self.entries.iter().map(|e| e.skill_count).sum(),
             source_commit_time: self.version.commit_time.clone(),
             files: BTreeMap::new(),
             builder: BuilderInfo {
@@ -312,28 +551,17 @@ impl<'a, W: Write> Assembler<'a, W> {
                 overlap_chars: config.chunk.overlap_chars,
             },
             config_digest: config.digest(),
-            build_digest: Some(build_digest(config, embedder_info.is_some())),
+            build_digest: Some(build_digest(config, embedder.is_some())),
             artifact_id: None,
-            meilisearch: meilisearch_config(&config.output.index, embedder_info.as_ref()),
-            embedder: embedder_info,
+            meilisearch: meilisearch_config(&config.output.index, embedder.as_ref()),
+            embedder,
             skipped: findings.skipped.clone(),
             warnings: findings.warnings.clone(),
             skipped_counts: findings.skipped_counts.clone(),
             warning_counts: findings.warning_counts.clone(),
-        };
-        let assembled = Assembled {
-            manifest,
-            findings,
-            embedded,
-            cached,
-            embed_seconds,
-        };
-        let sinks = Sinks {
-            documents: self.documents,
-            catalog: self.catalog,
-            findings: findings_sink,
-        };
-        Ok((assembled, sinks))
+            layout: Some(LAYOUT_PARTS.to_string()),
+            parts: Some(parts),
+        }
     }
 }
 

@@ -224,6 +224,7 @@ pub async fn backfill(
         ..Default::default()
     };
     let mut progress = Progress::new(reporter, commits.len());
+    let mut entries_reused = 0;
     for commit in &commits {
         let existing = target(store, commit, &config, run.expects_vectors()).await?;
         if let Target::Complete { .. } = existing {
@@ -238,6 +239,7 @@ pub async fn backfill(
                         BuildStatus::AlreadyBuilt => summary.already += 1,
                     }
                     summary.documents += built.documents;
+                    entries_reused += built.reused;
                     summary.embedded += built.embedded;
                     summary.cached += built.cached;
                 }
@@ -254,11 +256,14 @@ pub async fn backfill(
             run.share_vectors_if_due(store, reporter).await;
         }
         let (hits, misses) = cache.stats();
-        progress.tick(&summary, hits + misses);
+        progress.tick(&summary, hits + misses + entries_reused);
     }
     progress.finish();
     run.share_vectors(store, reporter).await;
-    (summary.reused, summary.parsed) = cache.stats();
+    // Reused: files whose entry the commit before made, and files parsed
+    // once for several commits; parsed: every file read and parsed.
+    let (hits, misses) = cache.stats();
+    (summary.reused, summary.parsed) = (entries_reused + hits, misses);
 
     if request.promote_newest {
         if let Some(newest) = commits.last() {

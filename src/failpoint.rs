@@ -44,16 +44,17 @@ pub fn paused() -> bool {
 }
 
 /// Every fail point, in the order a build that writes and promotes passes them.
-pub const FAILPOINTS: [&str; 11] = [
+pub const FAILPOINTS: [&str; 12] = [
     "commit-after-lock",
-    "commit-after-hf-skills.ndjson",
-    "commit-after-ai-catalog.json",
+    "commit-after-pack",
+    "commit-after-parts",
     "commit-after-manifest.json",
     "commit-after-success",
     "promote-after-lock",
     "promote-after-remove-success",
-    "promote-after-ai-catalog.json",
     "promote-after-hf-skills.ndjson",
+    "promote-after-ai-catalog.json",
+    "promote-after-findings.ndjson",
     "promote-after-manifest.json",
     "promote-after-latest-success",
 ];

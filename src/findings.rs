@@ -63,20 +63,10 @@ impl FindingsSummary {
     }
 }
 
-/// The first skill that used a name.
-#[derive(Debug, Clone)]
-struct FirstUse {
-    path: String,
-    name: String,
-    warned: bool,
-}
-
 /// Streams findings to `out` (NDJSON), keeping counts and examples.
 pub struct FindingsLog<W: Write> {
     out: W,
     summary: FindingsSummary,
-    /// First path of each skill name (by hash), for `duplicate-name`.
-    names: HashMap<u64, FirstUse>,
 }
 
 impl<W: Write> FindingsLog<W> {
@@ -85,32 +75,64 @@ impl<W: Write> FindingsLog<W> {
         Self {
             out,
             summary: FindingsSummary::default(),
-            names: HashMap::new(),
         }
     }
 
     /// Records a warning about `path`.
     pub fn warn(&mut self, path: &str, finding: &Finding) -> std::io::Result<()> {
-        let class = finding.class.as_str();
-        let line = json!({"severity": "warning", "path": path, "line": finding.line,
-                          "class": class, "message": finding.message});
-        self.write_line(&line)?;
-        if bump(&mut self.summary.warning_counts, class) <= MANIFEST_EXAMPLES_PER_CLASS as u64 {
-            self.summary.warnings.push(BuildWarning {
-                path: path.to_string(),
-                line: finding.line,
-                class: class.to_string(),
-                message: shorten(&finding.message),
-            });
-        }
+        self.out.write_all(finding_line(path, finding).as_bytes())?;
+        self.count_warning(path, finding.line, finding.class.as_str(), &finding.message);
         Ok(())
     }
 
     /// Records a file left out.
     pub fn skip(&mut self, skipped: SkippedFile) -> std::io::Result<()> {
-        let line = json!({"severity": "skipped", "path": skipped.path, "class": skipped.class,
-                          "message": skipped.reason});
-        self.write_line(&line)?;
+        self.out.write_all(skip_line(&skipped).as_bytes())?;
+        self.count_skip(skipped);
+        Ok(())
+    }
+
+    /// Records again the lines [`finding_line`] and [`skip_line`] made for
+    /// one file (an earlier build's, or this one's), leaving out its
+    /// `duplicate-name` warnings: those span files and are settled anew.
+    pub fn replay_own(&mut self, lines: &str) -> std::io::Result<()> {
+        for line in lines.lines() {
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let text = |key: &str| value[key].as_str().unwrap_or_default().to_string();
+            let class = text("class");
+            if class == WarningClass::DuplicateName.as_str() {
+                continue;
+            }
+            self.out.write_all(line.as_bytes())?;
+            self.out.write_all(b"\n")?;
+            if value["severity"] == "skipped" {
+                self.count_skip(SkippedFile {
+                    path: text("path"),
+                    class,
+                    reason: text("message"),
+                });
+            } else {
+                let at = value["line"].as_u64().map(|l| l as usize);
+                self.count_warning(&text("path"), at, &class, &text("message"));
+            }
+        }
+        Ok(())
+    }
+
+    fn count_warning(&mut self, path: &str, line: Option<usize>, class: &str, message: &str) {
+        if bump(&mut self.summary.warning_counts, class) <= MANIFEST_EXAMPLES_PER_CLASS as u64 {
+            self.summary.warnings.push(BuildWarning {
+                path: path.to_string(),
+                line,
+                class: class.to_string(),
+                message: shorten(message),
+            });
+        }
+    }
+
+    fn count_skip(&mut self, skipped: SkippedFile) {
         if bump(&mut self.summary.skipped_counts, &skipped.class)
             <= MANIFEST_EXAMPLES_PER_CLASS as u64
         {
@@ -119,52 +141,59 @@ impl<W: Write> FindingsLog<W> {
                 ..skipped
             });
         }
-        Ok(())
-    }
-
-    /// Records that the skill at `path` is named `name`; a name met before
-    /// is a `duplicate-name` warning on both files (on the first one once).
-    pub fn name(&mut self, path: &str, name: &str) -> std::io::Result<()> {
-        use std::hash::{Hash, Hasher};
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        name.hash(&mut hasher);
-        let key = hasher.finish();
-        let Some(first) = self.names.get_mut(&key) else {
-            let first = FirstUse {
-                path: path.to_string(),
-                name: name.to_string(),
-                warned: false,
-            };
-            self.names.insert(key, first);
-            return Ok(());
-        };
-        if first.name != name {
-            return Ok(()); // a hash collision, not a duplicate
-        }
-        let warn_first = !std::mem::replace(&mut first.warned, true);
-        let first_path = first.path.clone();
-        let duplicate = |other: &str| {
-            Finding::file(
-                WarningClass::DuplicateName,
-                format!("name `{name}` is also used by {other}; both are kept"),
-            )
-        };
-        self.warn(path, &duplicate(&first_path))?;
-        if warn_first {
-            self.warn(&first_path, &duplicate(path))?;
-        }
-        Ok(())
     }
 
     /// Closes the log: the summary and the sink.
     pub fn finish(self) -> (FindingsSummary, W) {
         (self.summary, self.out)
     }
+}
 
-    fn write_line(&mut self, line: &serde_json::Value) -> std::io::Result<()> {
-        serde_json::to_writer(&mut self.out, line).map_err(std::io::Error::other)?;
-        self.out.write_all(b"\n")
+impl<W: Write + Default> FindingsLog<W> {
+    /// What was written since the last call.
+    pub fn take_output(&mut self) -> W {
+        std::mem::take(&mut self.out)
     }
+}
+
+/// The `findings.ndjson` line of a warning about `path`.
+pub fn finding_line(path: &str, finding: &Finding) -> String {
+    let line = json!({"severity": "warning", "path": path, "line": finding.line,
+                      "class": finding.class.as_str(), "message": finding.message});
+    format!("{line}\n")
+}
+
+/// The `findings.ndjson` line of a skipped file.
+pub fn skip_line(skipped: &SkippedFile) -> String {
+    let line = json!({"severity": "skipped", "path": skipped.path, "class": skipped.class,
+                      "message": skipped.reason});
+    format!("{line}\n")
+}
+
+/// The files whose skill name another file also uses, each with the one
+/// its `duplicate-name` warning names: the first other file (in the given
+/// order) that uses it. Memory holds two paths per name.
+pub fn duplicate_names<'a>(
+    named: impl Iterator<Item = (&'a str, &'a str)>,
+) -> HashMap<String, String> {
+    let mut first_two: HashMap<&str, (&str, Option<&str>)> = HashMap::new();
+    let named: Vec<(&str, &str)> = named.collect();
+    for &(path, name) in &named {
+        first_two
+            .entry(name)
+            .and_modify(|uses| {
+                uses.1.get_or_insert(path);
+            })
+            .or_insert((path, None));
+    }
+    named
+        .into_iter()
+        .filter_map(|(path, name)| {
+            let (first, second) = first_two.get(name)?;
+            let other = if *first == path { (*second)? } else { *first };
+            Some((path.to_string(), other.to_string()))
+        })
+        .collect()
 }
 
 fn bump(counts: &mut BTreeMap<String, u64>, class: &str) -> u64 {
@@ -234,21 +263,43 @@ mod tests {
 
     #[test]
     fn a_name_used_twice_warns_on_every_file_that_uses_it() {
-        let mut log = FindingsLog::new(Vec::new());
-        log.name("a/pdf/SKILL.md", "pdf").unwrap();
-        log.name("b/pdf/SKILL.md", "pdf").unwrap();
-        log.name("c/pdf/SKILL.md", "pdf").unwrap();
-        log.name("d/docx/SKILL.md", "docx").unwrap();
-        let (summary, out) = log.finish();
-        let mut warned: Vec<String> = lines(&out)
+        let named = [
+            ("a/pdf/SKILL.md", "pdf"),
+            ("b/pdf/SKILL.md", "pdf"),
+            ("c/pdf/SKILL.md", "pdf"),
+            ("d/docx/SKILL.md", "docx"),
+        ];
+        let duplicates = duplicate_names(named.into_iter());
+        let mut warned: Vec<(&str, &str)> = duplicates
             .iter()
-            .map(|l| l["path"].as_str().unwrap().to_string())
+            .map(|(p, o)| (p.as_str(), o.as_str()))
             .collect();
         warned.sort();
         assert_eq!(
             warned,
-            ["a/pdf/SKILL.md", "b/pdf/SKILL.md", "c/pdf/SKILL.md"]
+            [
+                ("a/pdf/SKILL.md", "b/pdf/SKILL.md"),
+                ("b/pdf/SKILL.md", "a/pdf/SKILL.md"),
+                ("c/pdf/SKILL.md", "a/pdf/SKILL.md")
+            ]
         );
-        assert_eq!(summary.warning_counts["duplicate-name"], 3);
+    }
+
+    #[test]
+    fn replayed_lines_are_written_and_counted_but_old_duplicate_warnings_are_not() {
+        let mut first = FindingsLog::new(Vec::new());
+        let finding = Finding::at(WarningClass::FrontmatterRecovered, 3, "fixed");
+        first.warn("a/SKILL.md", &finding).unwrap();
+        let duplicate = Finding::file(WarningClass::DuplicateName, "also b");
+        first.warn("a/SKILL.md", &duplicate).unwrap();
+        let lines = String::from_utf8(first.take_output()).unwrap();
+        let mut again = FindingsLog::new(Vec::new());
+        again.replay_own(&lines).unwrap();
+        let replayed = String::from_utf8(again.take_output()).unwrap();
+        assert_eq!(replayed, finding_line("a/SKILL.md", &finding));
+        let (summary, _) = again.finish();
+        assert_eq!(summary.warning_counts["frontmatter-recovered"], 1);
+        assert!(!summary.warning_counts.contains_key("duplicate-name"));
+        assert_eq!(summary.warnings[0].line, Some(3));
     }
 }

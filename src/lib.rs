@@ -8,13 +8,14 @@
 //! |---|---|---|
 //! | clone | [`source`] (git via gix, plain folders; [`source::identity`]: which repository it is) | I/O |
 //! | walk | [`walk`] (which entries are skills) | pure |
+//! | reuse | [`reuse`] (the parse cache across runs: an earlier artifact's entries, by key) | I/O at the edge |
 //! | parse, chunk | [`read_skills`] (reads files on all cores) -> [`parse`] (frontmatter, YAML, lenient recovery) -> [`chunk`] | [`parse`], [`chunk`] pure |
 //! | validate | [`validate`] (name and description rules, `--strict`), [`diagnostics`] (warning and skip classes), [`findings`] (streamed to `findings.ndjson`, counted) | pure |
 //! | document | [`document`] (documents and ids), [`catalog`], [`marketplace`] | pure |
 //! | embed | [`embed`] (model, vector cache, its sharing through the store, Hub download) | I/O |
-//! | assemble | [`assemble`] (documents, catalog, findings and manifest of one version, streamed) | pure over `Write` sinks |
+//! | assemble | [`assemble`] (each file's entry: documents into a pack, catalog object, findings; buckets and manifest) | pure over a `Write` pack |
 //! | write | [`variant`] (which `commits/<id>/` a build owns), [`write`](mod@write), [`staging`] (files staged and hashed on disk) | I/O |
-//! | promote | [`promote`] (`latest/`), [`lock`] (builder leases with heartbeats) | I/O |
+//! | promote | [`promote`] (`latest/`, complete files composed from parts; [`materialize`]), [`lock`] (builder leases with heartbeats) | I/O |
 //! | verify | [`verify`] | I/O |
 //!
 //! The commands: [`build`] chains the stages for one commit (its CPU-bound
@@ -42,9 +43,11 @@ pub mod findings;
 pub mod lock;
 pub mod logging;
 pub mod marketplace;
+pub mod materialize;
 pub mod parse;
 pub mod promote;
 pub mod read_skills;
+pub mod reuse;
 pub mod run_context;
 pub mod source;
 pub mod staging;

@@ -20,10 +20,12 @@ use object_store::ObjectStoreExt;
 
 use crate::failpoint::failpoint;
 use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
+use crate::materialize::{materialize, MaterializeError};
 use crate::write::{
-    delete, local_copy, put, success_bytes, upload_in_parts, PartsError, WriteError,
-    MULTIPART_THRESHOLD,
+    delete, local_copy, put, put_content, success_bytes, upload_in_parts, Content, PartsError,
+    WriteError, MULTIPART_THRESHOLD,
 };
+use agentfinder_skills_reader::parts::is_parts_layout;
 
 /// When promotion is allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -96,6 +98,14 @@ pub enum PromoteError {
     /// The promotion lock could not be taken.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// The complete files could not be staged on local disk.
+    #[error("cannot stage latest/'s files in {path}: {message}")]
+    Stage {
+        /// Where.
+        path: String,
+        /// Why.
+        message: String,
+    },
 }
 
 /// Promotes `commits/<commit>/` to `latest/`, holding the `latest` lock so
@@ -129,6 +139,10 @@ async fn promote_locked(
     if current_marker.as_deref() == Some(success_bytes(&marker).as_ref()) {
         return Ok(Promotion::AlreadyLatest);
     }
+    let parts = is_parts_layout(&manifest);
+    if parts && holds(store, &manifest).await {
+        return Ok(Promotion::AlreadyLatest);
+    }
     // The guard reads latest/manifest.json even without _SUCCESS, so a
     // crashed promotion cannot open the way to a backwards move.
     let current: Option<Manifest> = get_optional(store, &latest.file(MANIFEST_FILE))
@@ -138,6 +152,12 @@ async fn promote_locked(
         check(&manifest, current, policy.max_shrink_ratio)?;
     }
 
+    if parts {
+        promote_parts(store, &location, guard).await?;
+        return Ok(Promotion::Promoted {
+            previous: current.map(|m| m.source_commit),
+        });
+    }
     guard.check()?;
     delete(store, &latest, SUCCESS_FILE).await?;
     failpoint("promote-after-remove-success");
@@ -160,6 +180,86 @@ async fn promote_locked(
     Ok(Promotion::Promoted {
         previous: current.map(|m| m.source_commit),
     })
+}
+
+/// Whether `latest/` is complete and holds the artifact of `manifest`.
+async fn holds(store: &Store, manifest: &Manifest) -> bool {
+    match read_manifest(store, &ArtifactLocation::Latest).await {
+        Ok((_, latest)) => {
+            latest.artifact_id == manifest.artifact_id
+                && latest.source_commit == manifest.source_commit
+                && latest.documents_digest() == manifest.documents_digest()
+        }
+        Err(_) => false,
+    }
+}
+
+/// Makes `latest/` the complete files of the shared-parts artifact at
+/// `location`: composed and checked into a staging folder first (beside a
+/// local store, so they are moved, not copied), then written under the
+/// same protocol as a copy: `_SUCCESS` removed first, written last.
+async fn promote_parts(
+    store: &Store,
+    location: &ArtifactLocation,
+    guard: &LockGuard,
+) -> Result<(), PromoteError> {
+    let staging = match &store.local_root {
+        Some(root) => {
+            std::fs::create_dir_all(root).map_err(|e| stage_error(root, e))?;
+            tempfile::Builder::new()
+                .prefix(".staging-")
+                .tempdir_in(root)
+                .map_err(|e| stage_error(root, e))?
+        }
+        None => tempfile::Builder::new()
+            .prefix("agentfinder-promote-")
+            .tempdir()
+            .map_err(|e| stage_error(std::path::Path::new("/tmp"), e))?,
+    };
+    let materialized = match materialize(store, location, staging.path()).await {
+        Ok(materialized) => materialized,
+        Err(MaterializeError::Read(e)) => return Err(PromoteError::Read(e)),
+        Err(MaterializeError::Io { path, message }) => {
+            return Err(PromoteError::Stage { path, message })
+        }
+    };
+    let latest = ArtifactLocation::Latest;
+    guard.check()?;
+    delete(store, &latest, SUCCESS_FILE).await?;
+    failpoint("promote-after-remove-success");
+    for (name, staged) in materialized.files {
+        guard.check()?;
+        put_content(store, &latest, name, &Content::File(staged)).await?;
+        failpoint(&format!("promote-after-{name}"));
+    }
+    guard.check()?;
+    put(
+        store,
+        &latest,
+        MANIFEST_FILE,
+        materialized.manifest_bytes,
+        PutMode::Overwrite,
+    )
+    .await?;
+    failpoint(&format!("promote-after-{MANIFEST_FILE}"));
+    guard.check()?;
+    put(
+        store,
+        &latest,
+        SUCCESS_FILE,
+        success_bytes(&materialized.success),
+        PutMode::Overwrite,
+    )
+    .await?;
+    failpoint("promote-after-latest-success");
+    Ok(())
+}
+
+fn stage_error(path: &std::path::Path, e: std::io::Error) -> PromoteError {
+    PromoteError::Stage {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
 }
 
 /// Copies `from/name` to `to/name` by uploading its bytes again, streamed
@@ -315,6 +415,8 @@ mod tests {
             warning_counts: BTreeMap::new(),
             artifact_id: None,
             build_digest: None,
+            layout: None,
+            parts: None,
         }
     }
 

@@ -13,12 +13,15 @@ use crate::config::Config;
 use crate::embed::{share, EmbedSettings, Embedder};
 use crate::logging::Reporter;
 use crate::read_skills::ParseCache;
+use crate::reuse::Base;
 
 /// Parse results and the embedder, shared by the commits of one run.
 #[derive(Clone)]
 pub struct RunContext {
     /// Parse results by blob.
     pub parses: Arc<ParseCache>,
+    /// The entries of the commit this run built last: the next one's base.
+    base: Arc<std::sync::Mutex<Option<Arc<Base>>>>,
     embed: Arc<EmbedSlot>,
 }
 
@@ -38,6 +41,7 @@ impl RunContext {
     pub fn new(config: &Config, parses: ParseCache) -> Self {
         Self {
             parses: Arc::new(parses),
+            base: Arc::default(),
             embed: Arc::new(EmbedSlot {
                 settings: config.embed_settings(),
                 required: config.embed.required,
@@ -46,6 +50,18 @@ impl RunContext {
                 loaded: tokio::sync::OnceCell::new(),
                 shared_at: std::sync::Mutex::new(std::time::Instant::now()),
             }),
+        }
+    }
+
+    /// The entries of the commit this run built last, if any.
+    pub fn base(&self) -> Option<Arc<Base>> {
+        self.base.lock().ok()?.clone()
+    }
+
+    /// Keeps `base` for the next commit this run builds.
+    pub fn set_base(&self, base: Base) {
+        if let Ok(mut slot) = self.base.lock() {
+            *slot = Some(Arc::new(base));
         }
     }
 

@@ -2,7 +2,7 @@
 //! `_SUCCESS` and the contract.
 
 use agentfinder_skills_reader::artifact::{
-    read_manifest, read_verified_file, DocumentStats, ReadError,
+    read_data_file, read_manifest, DocumentStats, ReadError,
 };
 use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
 use agentfinder_skills_reader::documents::check_streamed;
@@ -21,7 +21,7 @@ pub struct Verified {
 pub async fn verify(store: &Store, location: &ArtifactLocation) -> Result<Verified, ReadError> {
     let (success, manifest) = read_manifest(store, location).await?;
     let stats = check_streamed(store, location, &success, &manifest).await?;
-    let catalog_bytes = read_verified_file(store, location, &success, CATALOG_FILE).await?;
+    let catalog_bytes = read_data_file(store, location, &success, &manifest, CATALOG_FILE).await?;
     let catalog: serde_json::Value =
         serde_json::from_slice(&catalog_bytes).map_err(|e| ReadError::Invalid {
             location: location.to_string(),

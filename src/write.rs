@@ -1,8 +1,9 @@
 //! Write stage: `commits/<commit>/` in the artifact store.
 //!
-//! The data files go first, `_SUCCESS` last and create-only: it names every
-//! file's sha256 and size, so a directory without it is incomplete and one
-//! with it is complete and immutable. When two builders race on one commit,
+//! The new shared parts go first (create-only in effect: each is named by
+//! its digest), then the manifest that names them, `_SUCCESS` last and
+//! create-only: it names the manifest's sha256 and size, so a directory
+//! without it is incomplete and one with it is complete and immutable. When two builders race on one commit,
 //! exactly one `_SUCCESS` is created; the loser reports the commit as
 //! already built.
 
@@ -14,9 +15,10 @@ use tokio::io::AsyncReadExt;
 
 use agentfinder_skills_reader::artifact::digest_of;
 use agentfinder_skills_reader::contract::{
-    ArtifactLocation, FileDigest, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE,
-    FINDINGS_FILE, MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
+    ArtifactLocation, FileDigest, Manifest, SuccessMarker, MANIFEST_FILE, SCHEMA_VERSION,
+    SUCCESS_FILE,
 };
+use agentfinder_skills_reader::parts::{bucket_path, pack_path, PACKS_DIR};
 use agentfinder_skills_reader::store::{redact_text, Store};
 use sha2::{Digest, Sha256};
 
@@ -73,16 +75,12 @@ impl WriteError {
     }
 }
 
-/// The files of one artifact, before they are written.
+/// What one commit's build adds to the store, before it is written.
 #[derive(Debug)]
-pub struct ArtifactFiles {
-    /// `hf-skills.ndjson`, staged on disk.
-    pub documents: StagedFile,
-    /// `ai-catalog.json`, staged on disk.
-    pub catalog: StagedFile,
-    /// `findings.ndjson`, staged on disk.
-    pub findings: StagedFile,
-    /// The manifest; its `files` are filled in by [`ArtifactFiles::seal`].
+pub struct CommitFiles {
+    /// The new parts (a pack and buckets), most buckets already stored.
+    pub parts: crate::assemble::NewParts,
+    /// The manifest; its artifact id is filled in by [`CommitFiles::seal`].
     pub manifest: Manifest,
 }
 
@@ -98,33 +96,35 @@ pub enum Content {
 /// Serialised files and the marker that vouches for them.
 #[derive(Debug, Clone)]
 pub struct SealedArtifact {
-    /// (file name, content) in write order.
+    /// Shared, content-addressed objects, written first and only when absent.
+    pub shared: Vec<(object_store::path::Path, Content)>,
+    /// (file name, content) of the artifact's folder, in write order.
     pub files: Vec<(&'static str, Content)>,
     /// `_SUCCESS`.
     pub success: SuccessMarker,
 }
 
-impl ArtifactFiles {
-    /// Records the digests and the artifact's id (its folder under
-    /// `commits/`) in the manifest and in `_SUCCESS`.
+impl CommitFiles {
+    /// Records the artifact's id (its folder under `commits/`) in the
+    /// manifest and in `_SUCCESS`, which vouches for the manifest (and it,
+    /// by digest, for every part).
     pub fn seal(mut self, artifact_id: &str) -> SealedArtifact {
-        let mut digests = BTreeMap::new();
-        digests.insert(DOCUMENTS_FILE.to_string(), self.documents.digest.clone());
-        digests.insert(CATALOG_FILE.to_string(), self.catalog.digest.clone());
-        digests.insert(FINDINGS_FILE.to_string(), self.findings.digest.clone());
-        self.manifest.files = digests.clone();
         self.manifest.artifact_id = Some(artifact_id.to_string());
         let mut manifest = serde_json::to_vec_pretty(&self.manifest).unwrap_or_default();
         manifest.push(b'\n');
         let manifest = Bytes::from(manifest);
+        let mut digests = BTreeMap::new();
         digests.insert(MANIFEST_FILE.to_string(), digest_of(&manifest));
+        let mut shared = Vec::new();
+        if let Some(pack) = self.parts.pack {
+            shared.push((pack_path(&pack.digest.sha256), Content::File(pack)));
+        }
+        for (sha, bytes) in self.parts.buckets {
+            shared.push((bucket_path(&sha), Content::Bytes(bytes)));
+        }
         SealedArtifact {
-            files: vec![
-                (DOCUMENTS_FILE, Content::File(self.documents)),
-                (CATALOG_FILE, Content::File(self.catalog)),
-                (FINDINGS_FILE, Content::File(self.findings)),
-                (MANIFEST_FILE, Content::Bytes(manifest)),
-            ],
+            shared,
+            files: vec![(MANIFEST_FILE, Content::Bytes(manifest))],
             success: SuccessMarker {
                 schema_version: SCHEMA_VERSION,
                 commit: self.manifest.source_commit.clone(),
@@ -154,6 +154,16 @@ pub async fn write_commit(
     guard: &LockGuard,
 ) -> Result<WriteOutcome, WriteError> {
     let location = ArtifactLocation::Commit(artifact.success.artifact_id().to_string());
+    for (path, content) in &artifact.shared {
+        guard
+            .check()
+            .map_err(|e| lost(store, &location, path.as_ref(), e))?;
+        put_shared(store, path, content).await?;
+        if path.as_ref().starts_with(PACKS_DIR) {
+            failpoint("commit-after-pack");
+        }
+    }
+    failpoint("commit-after-parts");
     for (name, content) in &artifact.files {
         guard.check().map_err(|e| lost(store, &location, name, e))?;
         put_content(store, &location, name, content).await?;
@@ -184,6 +194,21 @@ pub async fn write_commit(
     }
     failpoint("commit-after-success");
     Ok(WriteOutcome::Written)
+}
+
+/// Writes a content-addressed object unless it is there: its name is its
+/// digest, so what is there is these bytes, and builders only ever add.
+async fn put_shared(
+    store: &Store,
+    path: &object_store::path::Path,
+    content: &Content,
+) -> Result<(), WriteError> {
+    match store.inner.head(path).await {
+        Ok(_) => return Ok(()),
+        Err(object_store::Error::NotFound { .. }) => {}
+        Err(e) => return Err(WriteError::from_store(store, path, e)),
+    }
+    put_content_at(store, path, content).await
 }
 
 /// A write refused because the builder's lock is gone.

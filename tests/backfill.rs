@@ -79,17 +79,8 @@ fn backfills_every_commit_once_parsing_each_blob_once_and_resumes() {
     )
     .status
     .success());
-    let a = std::fs::read(
-        work.path()
-            .join(format!("artifacts/commits/{}/hf-skills.ndjson", commits[3])),
-    )
-    .unwrap();
-    let b = std::fs::read(
-        plain
-            .path()
-            .join(format!("artifacts/commits/{}/hf-skills.ndjson", commits[3])),
-    )
-    .unwrap();
+    let a = commit_file(work.path(), "artifacts", &commits[3], "hf-skills.ndjson");
+    let b = commit_file(plain.path(), "artifacts", &commits[3], "hf-skills.ndjson");
     assert_eq!(a, b, "reused parses must give the same documents");
 
     // Nothing left to do: every commit is skipped without a parse.

@@ -68,19 +68,16 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
         "{summary}"
     );
     assert!(
-        summary.contains("skills=4") && summary.contains("schema=4"),
+        summary.contains("skills=4") && summary.contains("schema=5"),
         "{summary}"
     );
 
     let artifacts = work.path().join("artifacts");
     for commit in [&first, &second] {
         let dir = artifacts.join("commits").join(commit);
-        for file in [
-            "hf-skills.ndjson",
-            "ai-catalog.json",
-            "manifest.json",
-            "_SUCCESS",
-        ] {
+        // A commit's folder holds its manifest and marker; the documents
+        // are shared parts (see tests/parts.rs).
+        for file in ["manifest.json", "_SUCCESS"] {
             assert!(dir.join(file).is_file(), "{commit}/{file}");
         }
         let out = run(work.path(), &["verify", "--commit", commit]);
@@ -89,8 +86,8 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
 
     // Unchanged files keep their ids; changed ones keep them too (ids follow
     // path and position), and the new commit pins its own URLs.
-    let old = documents(artifacts.join(format!("commits/{first}/hf-skills.ndjson")));
-    let new = documents(artifacts.join(format!("commits/{second}/hf-skills.ndjson")));
+    let old = commit_documents(work.path(), "artifacts", &first);
+    let new = commit_documents(work.path(), "artifacts", &second);
     let (old_ids, new_ids) = (ids_by_path(&old), ids_by_path(&new));
     assert_eq!(
         old_ids["skills/pdf/SKILL.md"],
@@ -114,13 +111,22 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
     assert!(
         new_ids.contains_key("skills/new/SKILL.md") && !old_ids.contains_key("skills/new/SKILL.md")
     );
-    assert!(new.iter().all(|d| d["url"]
-        .as_str()
-        .unwrap()
-        .contains(&format!("/blob/{second}/"))));
-    assert!(new
-        .iter()
-        .all(|d| d["updated_at"] == "2026-01-02T10:00:00Z"));
+    // Each document is pinned to the commit that last changed its file
+    // (schema 5): its links are permalinks to the same bytes, and an
+    // unchanged file's documents stay byte-identical from commit to commit.
+    for doc in &new {
+        let pinned = if doc["path"] == "skills/pdf/SKILL.md" {
+            &first
+        } else if doc["path"] == "skills/csv/SKILL.md" {
+            &second
+        } else {
+            continue;
+        };
+        let url = doc["url"].as_str().unwrap();
+        assert!(url.contains(&format!("/blob/{pinned}/")), "{url}");
+        assert_eq!(doc["commit"], pinned.as_str());
+        assert_eq!(doc["updated_at"], doc["last_updated"]);
+    }
     // last_updated is when each file last changed, not the commit's time:
     // pdf and hidden are as the first commit left them.
     let changed_at = |path: &str| {
@@ -144,15 +150,16 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
         "the source id follows the repository"
     );
 
-    // latest/ is byte-for-byte the newer commit.
+    // latest/ is byte-for-byte the newer commit's complete files.
     for file in [
         "hf-skills.ndjson",
         "ai-catalog.json",
+        "findings.ndjson",
         "manifest.json",
         "_SUCCESS",
     ] {
         let a = std::fs::read(artifacts.join("latest").join(file)).unwrap();
-        let b = std::fs::read(artifacts.join(format!("commits/{second}/{file}"))).unwrap();
+        let b = commit_file(work.path(), "artifacts", &second, file);
         assert_eq!(a, b, "latest/{file}");
     }
     let manifest = read_json(artifacts.join("latest/manifest.json"));
@@ -185,17 +192,13 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
     );
 
     // A corrupted file makes verify fail, naming the file.
-    let ndjson = artifacts.join(format!("commits/{second}/hf-skills.ndjson"));
-    let mut bytes = std::fs::read(&ndjson).unwrap();
+    let manifest = artifacts.join(format!("commits/{second}/manifest.json"));
+    let mut bytes = std::fs::read(&manifest).unwrap();
     bytes[10] ^= 1;
-    std::fs::write(&ndjson, bytes).unwrap();
+    std::fs::write(&manifest, bytes).unwrap();
     let out = run(work.path(), &["verify", "--commit", &second]);
     assert_eq!(out.status.code(), Some(7));
-    assert!(
-        stderr(&out).contains("hf-skills.ndjson"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("manifest.json"), "{}", stderr(&out));
 }
 
 #[test]

@@ -17,7 +17,6 @@ use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
 use agentfinder_skills_reader::store::Store;
 use common::moto::{Moto, SECRET_KEY};
 use common::*;
-use object_store::ObjectStoreExt;
 
 /// Where a test writes: a local folder, or a bucket on the moto server.
 enum Target<'a> {
@@ -460,7 +459,7 @@ async fn a_builder_paused_past_its_lease(target: Target<'_>) {
         .env(agentfinder_skills::lock::LOCK_TTL_ENV, "2")
         .env(
             agentfinder_skills::failpoint::PAUSE_ENV,
-            "commit-after-hf-skills.ndjson:8",
+            "commit-after-pack:8",
         );
     if let Target::S3 { moto, .. } = &target {
         paused.envs(moto.env());
@@ -473,9 +472,12 @@ async fn a_builder_paused_past_its_lease(target: Target<'_>) {
     // Once the paused builder has written its first file (and so holds the
     // lock and is frozen), wait out its 2 s lease; then another takes over.
     let store = target.store();
-    let first_file = ArtifactLocation::Commit(commit.clone()).file("hf-skills.ndjson");
+    let packs = object_store::path::Path::from(agentfinder_skills_reader::parts::PACKS_DIR);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while store.inner.head(&first_file).await.is_err() {
+    while futures::StreamExt::next(&mut store.inner.list(Some(&packs)))
+        .await
+        .is_none()
+    {
         assert!(
             std::time::Instant::now() < deadline,
             "the paused builder never wrote"

@@ -148,7 +148,7 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
         assert_eq!(default["embeddings"].as_array().unwrap().len(), 384);
     }
     let manifest = read_json(work.path().join("artifacts/latest/manifest.json"));
-    assert_eq!(manifest["schema_version"], 4);
+    assert_eq!(manifest["schema_version"], 5);
     assert_eq!(
         manifest["embedder"]["model"],
         "sentence-transformers/all-MiniLM-L6-v2"
@@ -159,7 +159,9 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
     assert_eq!(meili["source"], "huggingFace");
     assert_eq!(meili["revision"], manifest["embedder"]["revision"]);
 
-    // One file changes: only its new texts are embedded, the rest come from the cache.
+    // One file changes: only its documents are made again (the others are
+    // reused whole from latest/); of those, only its new text is embedded
+    // and the unchanged one comes from the cache.
     repo.write(
         "s/gif/SKILL.md",
         skill(
@@ -170,7 +172,7 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
     );
     repo.commit("two");
     let (embedded, _) = vectors(&repo);
-    assert!(embedded.starts_with("1+4cached("), "{embedded}");
+    assert!(embedded.starts_with("1+1cached("), "{embedded}");
 
     // A job on an empty disk: the vectors come back from the store's shared cache.
     std::fs::remove_dir_all(work.path().join("vector-cache")).unwrap();
@@ -184,7 +186,7 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
     );
     repo.commit("three");
     let (embedded, log) = vectors(&repo);
-    assert!(embedded.starts_with("1+4cached("), "{embedded}");
+    assert!(embedded.starts_with("1+2cached("), "{embedded}");
     assert!(
         log.contains("pulled 2 shared cache segments (6 new vectors)"),
         "{log}"
@@ -322,10 +324,11 @@ fn a_long_backfill_shares_its_vectors_as_it_goes() {
             ],
         );
         assert!(out.status.success(), "{}", stderr(&out));
-        // Each commit embeds its new skill's two texts and reuses the rest.
+        // Each commit embeds its new skill's two texts and reuses the other
+        // skills' documents whole.
         assert_eq!(
             field(&stdout(&out), "vectors"),
-            "6+6cached",
+            "6+0cached",
             "{}",
             stdout(&out)
         );

@@ -139,6 +139,7 @@ pub async fn build(set: &ArtifactSet, cache: &Path) -> Result<PathBuf, EngineErr
             &part.store,
             &part.location,
             &part.success,
+            &part.manifest,
             8 * 1024 * 1024,
             |batch| {
                 let result = match sink_cell.lock() {

@@ -159,6 +159,22 @@ pub async fn read_verified_file(
     Ok(bytes)
 }
 
+/// Reads one data file of `location` whole: the stored file checked
+/// against `success`, or for an artifact of shared parts the file composed
+/// from them (each part checked as it is read).
+pub async fn read_data_file(
+    store: &Store,
+    location: &ArtifactLocation,
+    success: &SuccessMarker,
+    manifest: &Manifest,
+    file: &str,
+) -> Result<Bytes, ReadError> {
+    match (&manifest.parts, crate::parts::is_parts_layout(manifest)) {
+        (Some(index), true) => crate::parts::compose_file(store, location, index, file).await,
+        _ => read_verified_file(store, location, success, file).await,
+    }
+}
+
 /// Reads `_SUCCESS` and the manifest of `location`, verified and checked
 /// against each other, without reading the (possibly large) documents.
 pub async fn read_manifest(
@@ -259,7 +275,7 @@ pub async fn read_artifact(
         let bytes = if file == MANIFEST_FILE {
             manifest_bytes.clone()
         } else {
-            read_verified_file(store, location, &success, file).await?
+            read_data_file(store, location, &success, &manifest, file).await?
         };
         files.insert(file.to_string(), bytes);
     }

@@ -22,8 +22,14 @@ use serde_json::{Map, Value};
 /// 4 added `source` (the id of the source the document was built from, so
 /// one index can hold many) and `last_updated` (when the SKILL.md last
 /// changed in its source) to documents; ids and `skill_key` now include the
-/// source, so they stay unique across sources. Readers accept 1 to 4.
-pub const SCHEMA_VERSION: u32 = 4;
+/// source, so they stay unique across sources.
+/// 5 stores `commits/<id>/` as shared parts ([`crate::parts`]: the
+/// manifest's `layout` and `parts`; `latest/` stays complete files), and
+/// pins each document to the commit that last changed its file: `commit`,
+/// the links and `updated_at` are that commit's, so an unchanged file's
+/// documents are byte-identical from one commit to the next. Readers accept
+/// 1 to 5.
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Oldest contract version this reader still reads.
 pub const MIN_SCHEMA_VERSION: u32 = 1;
@@ -214,6 +220,32 @@ pub struct Manifest {
     /// ran without embeddings (schema 2).
     #[serde(default)]
     pub embedder: Option<EmbedderInfo>,
+    /// `"parts"` when the data files are not stored in the artifact's folder
+    /// but composed from shared parts ([`crate::parts`], schema 5): a
+    /// `commits/<id>/` of this builder. Absent for complete files, as in
+    /// `latest/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+    /// The parts the data files are made of (schema 5); `latest/` keeps
+    /// its commit's, so the next build can reuse them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<crate::parts::PartsIndex>,
+}
+
+impl Manifest {
+    /// A digest of the artifact's documents, for telling two artifacts
+    /// apart: the parts' root when there are parts (a commit and the
+    /// `latest/` promoted from it then agree), else the documents file's sha256.
+    pub fn documents_digest(&self) -> String {
+        match &self.parts {
+            Some(parts) => parts.root(),
+            None => self
+                .files
+                .get(DOCUMENTS_FILE)
+                .map(|d| d.sha256.clone())
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// How document vectors were computed (schema 2).
@@ -288,7 +320,7 @@ pub struct Document {
     /// Version from the marketplace file, where there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// Commit time of the source commit, RFC 3339 UTC.
+    /// Commit time of `commit`, RFC 3339 UTC.
     pub updated_at: String,
     /// When this SKILL.md last changed in its source, RFC 3339 UTC
     /// (schema 4): the newest commit of the first-parent history that
@@ -298,7 +330,9 @@ pub struct Document {
     pub last_updated: Option<String>,
     /// Branch (or ref) the build was asked for.
     pub branch: String,
-    /// Source commit.
+    /// The commit the document is pinned to: the built commit up to
+    /// schema 4; from schema 5 the newest commit at or before it that
+    /// changed the file (the same bytes, so the links are permalinks).
     pub commit: String,
     /// sha256 of the whole SKILL.md file.
     pub content_sha: String,

@@ -28,10 +28,36 @@ pub enum StreamError<E> {
     Consumer(E),
 }
 
-/// Streams `location`'s NDJSON to `consume` in batches of whole lines of at
-/// most `max_bytes` (a longer line is a batch of its own), then checks the
-/// whole file against `success`: a mismatch is [`ReadError::InProgress`].
+/// Streams `location`'s documents to `consume` in batches of whole lines of
+/// at most `max_bytes` (a longer line is a batch of its own). A file is
+/// checked whole against `success` at the end (a mismatch is
+/// [`ReadError::InProgress`]); an artifact of shared parts has each part
+/// checked before it is passed on.
 pub async fn for_each_batch<E, F, Fut>(
+    store: &Store,
+    location: &ArtifactLocation,
+    success: &SuccessMarker,
+    manifest: &Manifest,
+    max_bytes: usize,
+    consume: F,
+) -> Result<(), StreamError<E>>
+where
+    F: FnMut(Bytes) -> Fut,
+    Fut: Future<Output = Result<(), E>>,
+{
+    match (&manifest.parts, crate::parts::is_parts_layout(manifest)) {
+        (Some(index), true) => {
+            let entries = crate::parts::read_entries(store, location, index)
+                .await
+                .map_err(StreamError::Read)?;
+            crate::parts::for_each_document_batch(store, location, &entries, max_bytes, consume)
+                .await
+        }
+        _ => for_each_file_batch(store, location, success, max_bytes, consume).await,
+    }
+}
+
+async fn for_each_file_batch<E, F, Fut>(
     store: &Store,
     location: &ArtifactLocation,
     success: &SuccessMarker,
@@ -155,7 +181,10 @@ impl<'a> DocumentCheck<'a> {
         if let Err(violation) = self.rules.check(&doc) {
             return Err(self.invalid(at, format!("document `{}`: {violation}", doc.id)));
         }
-        if doc.commit != self.manifest.source_commit {
+        // From schema 5 a document is pinned to the commit that last
+        // changed its file, which may be older than the artifact's.
+        let pinned_older = self.manifest.schema_version >= 5 && !doc.commit.is_empty();
+        if doc.commit != self.manifest.source_commit && !pinned_older {
             return Err(self.invalid(
                 at,
                 format!("document `{}` names commit {}", doc.id, doc.commit),
@@ -201,10 +230,17 @@ pub async fn check_streamed(
     manifest: &Manifest,
 ) -> Result<DocumentStats, ReadError> {
     let mut check = DocumentCheck::new(location, manifest);
-    let result = for_each_batch(store, location, success, 8 * 1024 * 1024, |batch| {
-        let outcome = check.batch(&batch);
-        async move { outcome }
-    })
+    let result = for_each_batch(
+        store,
+        location,
+        success,
+        manifest,
+        8 * 1024 * 1024,
+        |batch| {
+            let outcome = check.batch(&batch);
+            async move { outcome }
+        },
+    )
     .await;
     match result {
         Ok(()) => check.finish(),

@@ -22,6 +22,7 @@ pub mod documents;
 pub mod find;
 pub mod local;
 pub mod meili;
+pub mod parts;
 pub mod sources;
 pub mod store;
 pub mod topgun;

@@ -13,7 +13,7 @@ use object_store::{ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 
 use crate::artifact::{read_manifest_retrying, ReadError};
-use crate::contract::{ArtifactLocation, Manifest, SuccessMarker, DOCUMENTS_FILE};
+use crate::contract::{ArtifactLocation, Manifest, SuccessMarker};
 use crate::meili::ArtifactIdentity;
 use crate::store::{redact_text, Store};
 use crate::topgun::RegistryStatus;
@@ -161,12 +161,7 @@ impl ArtifactSet {
         let mut commits = Vec::new();
         for part in &self.parts {
             let name = part.source.as_deref().unwrap_or(".");
-            let sha = part
-                .manifest
-                .files
-                .get(DOCUMENTS_FILE)
-                .map(|d| d.sha256.as_str())
-                .unwrap_or_default();
+            let sha = part.manifest.documents_digest();
             sha2::Digest::update(&mut digest, format!("{name}\0{sha}\n").as_bytes());
             commits.push(format!("{name}@{}", part.manifest.source_commit));
         }
@@ -207,12 +202,7 @@ impl ArtifactSet {
             .map(|p| crate::meili::LoadedSource {
                 source: p.source.clone().unwrap_or_else(|| ".".into()),
                 source_commit: p.manifest.source_commit.clone(),
-                documents_sha256: p
-                    .manifest
-                    .files
-                    .get(DOCUMENTS_FILE)
-                    .map(|d| d.sha256.clone())
-                    .unwrap_or_default(),
+                documents_sha256: p.manifest.documents_digest(),
                 document_count: p.manifest.document_count,
             })
             .collect()

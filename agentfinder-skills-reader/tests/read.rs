@@ -153,11 +153,12 @@ mod streaming {
     #[tokio::test]
     async fn batches_are_whole_lines_under_the_limit_and_add_up_to_the_file() {
         let (_dir, store, body) = ndjson_store(2000);
-        let (success, _) = read_manifest(&store, &ArtifactLocation::Latest)
+        let (success, manifest) = read_manifest(&store, &ArtifactLocation::Latest)
             .await
             .unwrap();
         let mut seen = Vec::new();
-        let result = for_each_batch(&store, &ArtifactLocation::Latest, &success, 4096, |batch| {
+        let latest = ArtifactLocation::Latest;
+        let result = for_each_batch(&store, &latest, &success, &manifest, 4096, |batch| {
             seen.push(batch);
             async { Ok::<(), ()>(()) }
         })
@@ -172,7 +173,7 @@ mod streaming {
     #[tokio::test]
     async fn a_file_changed_under_the_reader_fails_at_the_end() {
         let (dir, store, body) = ndjson_store(500);
-        let (success, _) = read_manifest(&store, &ArtifactLocation::Latest)
+        let (success, manifest) = read_manifest(&store, &ArtifactLocation::Latest)
             .await
             .unwrap();
         std::fs::write(
@@ -184,6 +185,7 @@ mod streaming {
             &store,
             &ArtifactLocation::Latest,
             &success,
+            &manifest,
             4096,
             |_| async { Ok::<(), ()>(()) },
         )

@@ -20,6 +20,7 @@ use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
 use crate::logging::Reporter;
 use crate::promote::{promote, PromoteError, PromotePolicy};
 use crate::read_skills::ParseCache;
+use crate::reuse::Base;
 pub use crate::run_context::RunContext;
 use crate::source::identity::{identify, IdentityInputs};
 use crate::source::{self, Snapshot, SourceError, SourceSpec};
@@ -27,7 +28,7 @@ use crate::staging::remove_stale;
 use crate::validate::{DocumentError, StrictPolicy};
 use crate::variant::{target, Target};
 use crate::walk::GlobError;
-use crate::write::{write_commit, WriteError, WriteOutcome};
+use crate::write::{write_commit, CommitFiles, WriteError, WriteOutcome};
 
 /// What to build.
 #[derive(Debug, Clone)]
@@ -239,6 +240,8 @@ fn already_built(location: &ArtifactLocation, manifest: &Manifest) -> BuildSumma
         embedded: 0,
         cached: 0,
         embed_seconds: 0.0,
+        reused: 0,
+        parsed: 0,
         seconds: 0.0,
     }
 }
@@ -266,6 +269,7 @@ async fn build_new(
 ) -> Result<BuildSummary, BuildError> {
     let config = request.config.clone();
     let reporter_copy = *reporter;
+    let run_for_stage = run.clone();
     let commit = snapshot.version.id.clone();
     // Beside a local store, so its files can be renamed into place instead of copied.
     if let Some(root) = &store.local_root {
@@ -285,8 +289,21 @@ async fn build_new(
     .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
     let dir = staging.path().to_path_buf();
     let embedder = run.embedder(store, reporter).await?;
-    let (assembled, files) = tokio::task::spawn_blocking(move || {
-        stage::stage_artifact(&config, &snapshot, &reporter_copy, &run, embedder, &dir)
+    let base = match run.base() {
+        Some(base) => Some(base),
+        None => base_from_latest(store, &request.config, reporter).await,
+    };
+    let (assembled, mut parts) = tokio::task::spawn_blocking(move || {
+        let base = base.as_deref();
+        stage::stage_artifact(
+            &config,
+            &snapshot,
+            &reporter_copy,
+            &run_for_stage,
+            embedder,
+            base,
+            &dir,
+        )
     })
     .await
     .map_err(|e| BuildError::Internal(e.to_string()))??;
@@ -305,11 +322,17 @@ async fn build_new(
     if let Some(reason) = &rebuild {
         reporter.info("build", format!("rebuilding: {reason}; writing {location}"));
     }
-    let manifest = &files.manifest;
+    let manifest = &assembled.manifest;
     let (skills, documents) = (manifest.skill_count, manifest.document_count);
     let artifact = artifact_id(&location);
+    let next_base = Base::new(&commit, std::mem::take(&mut parts.entries));
+    let files = CommitFiles {
+        parts,
+        manifest: assembled.manifest.clone(),
+    };
     let outcome = write_commit(store, &files.seal(&artifact), guard).await?;
     drop(staging);
+    run.set_base(next_base);
     let status = match (outcome, &rebuild) {
         (WriteOutcome::AlreadyComplete, _) => BuildStatus::AlreadyBuilt,
         (WriteOutcome::Written, None) => BuildStatus::Built,
@@ -330,8 +353,27 @@ async fn build_new(
         embedded: assembled.embedded,
         cached: assembled.cached,
         embed_seconds: assembled.embed_seconds,
+        reused: assembled.reused,
+        parsed: assembled.parsed,
         seconds: 0.0,
     })
+}
+
+/// The entries of `latest/`, when it holds parts of this repository: the
+/// parse cache of a build in a new process. Unreadable, it is a warning and
+/// the build parses everything.
+async fn base_from_latest(
+    store: &Store,
+    config: &Config,
+    reporter: &Reporter,
+) -> Option<std::sync::Arc<Base>> {
+    match Base::from_latest(store, config.repo()).await {
+        Ok(base) => base.map(std::sync::Arc::new),
+        Err(e) => {
+            reporter.warn("build", format!("not reusing latest/'s parts: {e}"));
+            None
+        }
+    }
 }
 
 /// Prints the skips and the first warnings (every one is in findings.ndjson).

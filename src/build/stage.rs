@@ -1,37 +1,40 @@
 //! The CPU-bound middle of a build: walk, parse, chunk, validate, embed and
-//! assemble one snapshot into files staged on disk.
+//! assemble one snapshot into its parts, staged on disk. Files whose inputs
+//! an earlier build saw (the [`Base`]) are not read at all.
 
-use agentfinder_skills_reader::contract::{CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE};
+use agentfinder_skills_reader::parts::PACKS_DIR;
 
 use super::BuildError;
-use crate::assemble::{Assembled, Assembler, SharedEmbedder, Sinks, VersionInfo};
+use crate::assemble::{Assembled, Assembler, Item, NewParts, SharedEmbedder, VersionInfo};
 use crate::config::Config;
 use crate::diagnostics::{Finding, WarningClass};
 use crate::logging::Reporter;
 use crate::marketplace::{parse_marketplace, Marketplace};
 use crate::read_skills::{extract, SkillTree};
+use crate::reuse::Base;
 use crate::run_context::RunContext;
-use crate::source::{self, rfc3339, Snapshot};
+use crate::source::{self, rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
 use crate::staging::HashingFile;
 use crate::walk::{one_version_per_plugin, plugin_aliases, skill_entries, WalkRules};
-use crate::write::ArtifactFiles;
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough
 /// that memory does not grow with the repository.
 const BATCH: usize = 256;
 
-/// Walks, parses, chunks, validates and assembles `snapshot` into files
-/// staged in `dir`. One thread parses batches on all cores while this one
-/// turns the previous batch into NDJSON, so memory holds two batches at
-/// most, whatever the number of skills.
+/// Walks, parses, chunks, validates and assembles `snapshot` into parts
+/// staged in `dir`, reusing `base`'s entries where a file's inputs are
+/// unchanged. One thread parses batches on all cores while this one turns
+/// the previous batch into entries, so memory holds two batches of
+/// documents at most, whatever the number of skills.
 pub(super) fn stage_artifact(
     config: &Config,
     snapshot: &Snapshot,
     reporter: &Reporter,
     run: &RunContext,
     embedder: Option<SharedEmbedder>,
+    base: Option<&Base>,
     dir: &std::path::Path,
-) -> Result<(Assembled, ArtifactFiles), BuildError> {
+) -> Result<(Assembled, NewParts), BuildError> {
     let cache = run.parses.as_ref();
     // The listing releases the pack pages it maps as it goes (see Snapshot::list).
     let entries = snapshot.list()?;
@@ -45,6 +48,8 @@ pub(super) fn stage_artifact(
         });
         skills = one_version_per_plugin(skills, &aliases);
     }
+    // Path order: the order of the composed files, whatever the source's.
+    skills.sort_by(|a, b| a.path.cmp(&b.path));
     reporter.info(
         "walk",
         format!(
@@ -59,16 +64,20 @@ pub(super) fn stage_artifact(
         commit: snapshot.version.id.clone(),
         commit_time: rfc3339(snapshot.version.time),
         branch: snapshot.version.branch.clone(),
-        file_times: snapshot.last_changed(&paths)?,
+        changes: std::sync::Arc::new(snapshot.last_changed(&paths, base.map(Base::known_changes))?),
     };
     let io = |e: std::io::Error| BuildError::Internal(format!("staging the artifact: {e}"));
-    let sinks = Sinks {
-        documents: HashingFile::create(dir, DOCUMENTS_FILE).map_err(io)?,
-        catalog: HashingFile::create(dir, CATALOG_FILE).map_err(io)?,
-        findings: HashingFile::create(dir, FINDINGS_FILE).map_err(io)?,
-    };
-    let mut assembler = Assembler::new(config, version, &marketplace, marketplace_findings, sinks)?
-        .with_embedder(embedder);
+    let pack =
+        HashingFile::create(dir, PACKS_DIR.rsplit('/').next().unwrap_or("pack")).map_err(io)?;
+    let mut assembler = Assembler::new(
+        config,
+        version,
+        &marketplace,
+        marketplace_findings,
+        pack,
+        embedder.is_some(),
+    )
+    .with_embedder(embedder);
 
     let tree = SkillTree::new(&skills);
     let options = config.parse_options();
@@ -76,36 +85,88 @@ pub(super) fn stage_artifact(
     let tick = || bar.inc(1);
     std::thread::scope(|scope| -> Result<(), BuildError> {
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        let planner = assembler.planner();
         let (tree, tick, skills) = (&tree, &tick, &skills);
         let producer = scope.spawn(move || -> Result<(), BuildError> {
             for batch in skills.chunks(BATCH) {
-                // Its own object database, released after the batch.
-                let source = snapshot.reopened()?;
-                let parsed = extract(&source, batch, tree, &options, cache, tick);
-                if sender.send(parsed).is_err() {
+                let planned: Vec<(Option<String>, Option<String>)> =
+                    batch.iter().map(|entry| key_of(&planner, entry)).collect();
+                let items: Vec<Option<_>> = batch
+                    .iter()
+                    .zip(&planned)
+                    .map(|(entry, (key, _))| {
+                        let key = key.as_deref()?;
+                        base?.reusable(&entry.path, key).cloned()
+                    })
+                    .collect();
+                let to_parse: Vec<&Entry> = batch
+                    .iter()
+                    .zip(&items)
+                    .filter(|(_, item)| item.is_none())
+                    .map(|(entry, _)| *entry)
+                    .collect();
+                let mut parsed = if to_parse.is_empty() {
+                    Vec::new()
+                } else {
+                    // Its own object database, released after the batch.
+                    let source = snapshot.reopened()?;
+                    extract(&source, &to_parse, tree, &options, cache, tick)
+                }
+                .into_iter();
+                let mut ready = Vec::with_capacity(batch.len());
+                for (item, (key, blob)) in items.into_iter().zip(planned) {
+                    match item {
+                        Some(reused) => {
+                            tick();
+                            ready.push(Item::Reused(reused));
+                        }
+                        None => {
+                            let Some(extracted) = parsed.next() else {
+                                continue;
+                            };
+                            ready.push(Item::Parsed {
+                                extracted,
+                                key,
+                                blob,
+                            });
+                        }
+                    }
+                }
+                if sender.send(ready).is_err() {
                     break; // the assembler stopped on an error
                 }
             }
             Ok(())
         });
+        let mut outcome = Ok(());
         for batch in receiver {
-            assembler.add_all(&batch)?;
+            if outcome.is_ok() {
+                outcome = assembler.add_all(batch).map_err(BuildError::from);
+            } else {
+                break; // dropping the receiver stops the parser
+            }
         }
-        producer
+        let parsed = producer
             .join()
-            .map_err(|_| BuildError::Internal("the parsing thread panicked".into()))?
+            .map_err(|_| BuildError::Internal("the parsing thread panicked".into()))?;
+        outcome.and(parsed)
     })?;
     bar.finish_and_clear();
 
     let generated_at = rfc3339(crate::time::unix_seconds());
-    let (assembled, sinks) = assembler.finish(&generated_at)?;
-    let files = ArtifactFiles {
-        documents: sinks.documents.finish().map_err(io)?,
-        catalog: sinks.catalog.finish().map_err(io)?,
-        findings: sinks.findings.finish().map_err(io)?,
-        manifest: assembled.manifest.clone(),
-    };
-    Ok((assembled, files))
+    Ok(assembler.finish(&generated_at)?)
+}
+/// The entry key and git blob id of a skill file: symlinks and plain
+/// folders have no key (their bytes have no id of their own), so they are
+/// always parsed.
+fn key_of(planner: &crate::assemble::Planner, entry: &Entry) -> (Option<String>, Option<String>) {
+    match (&entry.kind, &entry.object) {
+        (EntryKind::File, ObjectRef::Blob(id)) => {
+            let blob = id.to_string();
+            (planner.key(&entry.path, Some(&blob)), Some(blob))
+        }
+        _ => (None, None),
+    }
 }
 
 /// The marketplace file of the snapshot, if it has one; an unreadable one

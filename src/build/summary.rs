@@ -58,6 +58,10 @@ pub struct BuildSummary {
     pub cached: u64,
     /// Seconds the model spent embedding.
     pub embed_seconds: f64,
+    /// Skill files whose entries an earlier build made (not parsed).
+    pub reused: u64,
+    /// Skill files parsed.
+    pub parsed: u64,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -81,6 +85,8 @@ impl BuildSummary {
             "vectors_embedded": self.embedded,
             "vectors_cached": self.cached,
             "embed_docs_per_second": self.embed_rate(),
+            "files_reused": self.reused,
+            "files_parsed": self.parsed,
             "store": self.store,
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
         })
@@ -112,13 +118,15 @@ impl BuildSummary {
             format!(" artifact={}", self.artifact)
         };
         format!(
-            "summary: commit={}{artifact} schema={SCHEMA_VERSION} status={} skills={} documents={} skipped={} warnings={} vectors={}+{}cached({}/s) latest={} load={} store={} seconds={:.2}",
+            "summary: commit={}{artifact} schema={SCHEMA_VERSION} status={} skills={} documents={} skipped={} warnings={} parsed={} reused={} vectors={}+{}cached({}/s) latest={} load={} store={} seconds={:.2}",
             self.commit,
             self.status.name(),
             self.skills,
             self.documents,
             self.skipped,
             self.warnings,
+            self.parsed,
+            self.reused,
             self.embedded,
             self.cached,
             self.embed_rate(),

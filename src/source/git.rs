@@ -105,11 +105,17 @@ impl GitSource {
     /// read, so a commit costs what it changed. A path the history does not
     /// settle (a shallow boundary, or past [`MAX_HISTORY_COMMITS`]) is left
     /// out.
+    ///
+    /// With `known` (the changes of an earlier commit of this history, such
+    /// as the last build's), the walk stops when it reaches that commit and
+    /// the paths it has not settled take their known change: a build costs
+    /// the commits since the last one, not the whole history.
     pub(super) fn last_changed(
         &self,
         commit: gix::ObjectId,
         paths: &[&str],
-    ) -> Result<HashMap<String, i64>, SourceError> {
+        known: Option<&KnownChanges>,
+    ) -> Result<HashMap<String, Change>, SourceError> {
         let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
             source_name: self.display.clone(),
             message: e.to_string(),
@@ -125,8 +131,18 @@ impl GitSource {
             || -> Result<gix::Repository, SourceError> { Ok(self.reopened()?.thread_local()) };
         let mut repo = open()?;
         let mut current = commit;
+        let known_at = known.and_then(|k| gix::ObjectId::from_hex(k.commit.as_bytes()).ok());
         for walked in 0..MAX_HISTORY_COMMITS {
             if unresolved.is_empty() {
+                break;
+            }
+            if let Some(known) = known.filter(|_| known_at == Some(current)) {
+                for path in unresolved.drain() {
+                    let path = String::from_utf8_lossy(path);
+                    if let Some(change) = known.changes.get(path.as_ref()) {
+                        found.insert(path.into_owned(), change.clone());
+                    }
+                }
                 break;
             }
             if walked % COMMITS_PER_DATABASE == COMMITS_PER_DATABASE - 1 {
@@ -157,7 +173,11 @@ impl GitSource {
             .map_err(|e| git_error(&e))?;
             for path in changed {
                 if unresolved.remove(path.as_slice()) {
-                    found.insert(String::from_utf8_lossy(&path).into_owned(), time);
+                    let change = Change {
+                        commit: current.to_string(),
+                        time,
+                    };
+                    found.insert(String::from_utf8_lossy(&path).into_owned(), change);
                 }
             }
             match parent {
@@ -167,6 +187,24 @@ impl GitSource {
         }
         Ok(found)
     }
+}
+
+/// The commit that last changed a file, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Commit id (or a plain folder's version id).
+    pub commit: String,
+    /// Its time (or the file's modification time), Unix seconds.
+    pub time: i64,
+}
+
+/// The changes known at one commit: what a history walk may stop at.
+#[derive(Debug, Clone, Default)]
+pub struct KnownChanges {
+    /// The commit they are known at.
+    pub commit: String,
+    /// By path.
+    pub changes: HashMap<String, Change>,
 }
 
 /// Commits walked back at most to date the files of one snapshot.

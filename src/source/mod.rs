@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 pub use folder::FOLDER_VERSION_PREFIX;
+pub use git::{Change, KnownChanges};
 
 /// A source could not be opened or read.
 #[derive(Debug, thiserror::Error)]
@@ -326,7 +327,13 @@ impl Snapshot {
     /// seconds: for git, the newest commit of the first-parent history that
     /// touched it (none past a shallow boundary); for a plain folder, its
     /// modification time.
-    pub fn last_changed(&self, paths: &[&str]) -> Result<HashMap<String, i64>, SourceError> {
+    /// `known` lets a git walk stop at an earlier commit whose changes are
+    /// known (see [`git::KnownChanges`]).
+    pub fn last_changed(
+        &self,
+        paths: &[&str],
+        known: Option<&KnownChanges>,
+    ) -> Result<HashMap<String, Change>, SourceError> {
         match &self.inner {
             Inner::Git(source) => {
                 let commit = gix::ObjectId::from_hex(self.version.id.as_bytes()).map_err(|e| {
@@ -335,9 +342,15 @@ impl Snapshot {
                         message: e.to_string(),
                     }
                 })?;
-                source.last_changed(commit, paths)
+                source.last_changed(commit, paths, known)
             }
-            Inner::Folder(root) => Ok(folder::modified_times(root, paths)),
+            Inner::Folder(root) => Ok(folder::modified_times(root, paths)
+                .into_iter()
+                .map(|(path, time)| {
+                    let commit = self.version.id.clone();
+                    (path, Change { commit, time })
+                })
+                .collect()),
         }
     }
 

@@ -161,3 +161,33 @@ pub fn field(summary: &str, key: &str) -> String {
         .unwrap_or_else(|| panic!("no {key} in {summary}"))
         .to_string()
 }
+
+/// One complete file of `commits/<artifact>/` in the store at `store`
+/// (relative to `cwd`): commit artifacts hold shared parts, so this runs
+/// `materialize` into a temporary folder and reads the file from there.
+pub fn commit_file(cwd: &Path, store: &str, artifact: &str, file: &str) -> Vec<u8> {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = run(
+        cwd,
+        &[
+            "materialize",
+            "--store",
+            store,
+            "--commit",
+            artifact,
+            "--out",
+            out_dir.path().to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "materialize: {}", stderr(&out));
+    std::fs::read(out_dir.path().join(file)).unwrap()
+}
+
+/// The documents of `commits/<artifact>/` (see [`commit_file`]).
+pub fn commit_documents(cwd: &Path, store: &str, artifact: &str) -> Vec<serde_json::Value> {
+    String::from_utf8(commit_file(cwd, store, artifact, "hf-skills.ndjson"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

@@ -378,6 +378,7 @@ async fn fill_staging(
             &part.store,
             &part.location,
             &part.success,
+            &part.manifest,
             config.batch_bytes,
             |batch| {
                 let (index, primary_key, tasks) = (&index, &primary_key, &tasks);

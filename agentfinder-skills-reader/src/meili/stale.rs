@@ -2,7 +2,7 @@
 //! artifact, the recorded loaded state and what the live index holds.
 
 use super::sidecar::LoadedState;
-use crate::contract::{Manifest, DOCUMENTS_FILE};
+use crate::contract::Manifest;
 
 /// What identifies an artifact's content for loading.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,11 +23,7 @@ impl ArtifactIdentity {
         Self {
             schema_version: manifest.schema_version,
             source_commit: manifest.source_commit.clone(),
-            documents_sha256: manifest
-                .files
-                .get(DOCUMENTS_FILE)
-                .map(|d| d.sha256.clone())
-                .unwrap_or_default(),
+            documents_sha256: manifest.documents_digest(),
             document_count: manifest.document_count,
         }
     }

@@ -35,6 +35,8 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Make latest/ equal to an existing commits/<commit>/.
     Promote(PromoteArgs),
+    /// Write the complete files of an artifact (hf-skills.ndjson, ai-catalog.json, findings.ndjson, manifest.json, _SUCCESS) into a folder.
+    Materialize(MaterializeArgs),
     /// Serve search over HTTP (GET /search, /health, /): Meilisearch when it is up, else the embedded engine.
     Serve(ServeArgs),
     #[command(flatten)]
@@ -177,6 +179,18 @@ pub struct VerifyArgs {
     /// Commit id, or `latest`.
     #[arg(long, value_name = "SHA|latest", default_value = "latest")]
     pub commit: String,
+}
+
+#[derive(Args)]
+pub struct MaterializeArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Commit id, or `latest`.
+    #[arg(long, value_name = "SHA|latest", default_value = "latest")]
+    pub commit: String,
+    /// Folder to write the files into (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Args)]

@@ -11,7 +11,10 @@ mod args;
 mod embedded;
 mod serve;
 
-use args::{BackfillArgs, BuildArgs, Cli, Command, Common, PromoteArgs, ServeArgs, VerifyArgs};
+use args::{
+    BackfillArgs, BuildArgs, Cli, Command, Common, MaterializeArgs, PromoteArgs, ServeArgs,
+    VerifyArgs,
+};
 
 use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
 use agentfinder_skills::build::sources::{build_sources, SourcesRequest};
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
             Command::Backfill(args) => run_backfill(args, config).await,
             Command::Verify(args) => run_verify(args, config).await,
             Command::Promote(args) => run_promote(args, config).await,
+            Command::Materialize(args) => run_materialize(args, config).await,
             Command::Serve(args) => run_serve(args, config).await,
             Command::Reader(command) => run_reader(command, config).await,
         }
@@ -538,6 +542,37 @@ async fn run_verify(
     Ok(())
 }
 
+async fn run_materialize(
+    args: MaterializeArgs,
+    config_path: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    use agentfinder_skills::materialize::{materialize, MaterializeError};
+    let (_, store, reporter) = setup(&args.common, config_path, Access::Read)?;
+    let location = ArtifactLocation::parse(&args.commit);
+    let done = materialize(&store, &location, &args.out)
+        .await
+        .map_err(|e| {
+            let code = match &e {
+                MaterializeError::Read(_) => exit::VERIFY_FAILED,
+                MaterializeError::Io { .. } => exit::STORAGE,
+            };
+            Failure::new(code, e)
+        })?;
+    let text = format!(
+        "materialized: {location} commit={} documents={} into {}",
+        done.manifest.source_commit,
+        done.manifest.document_count,
+        args.out.display()
+    );
+    let fields = serde_json::json!({
+        "event": "materialize", "location": location.to_string(),
+        "commit": done.manifest.source_commit, "documents": done.manifest.document_count,
+        "out": args.out.display().to_string(),
+    });
+    reporter.summary(&text, fields);
+    Ok(())
+}
+
 async fn run_promote(
     args: PromoteArgs,
     config_path: Option<&std::path::Path>,
@@ -569,6 +604,9 @@ fn promote_code(error: &agentfinder_skills::promote::PromoteError) -> u8 {
         PromoteError::Older { .. }
         | PromoteError::Shrunk { .. }
         | PromoteError::OtherRepository { .. } => exit::PROMOTION_REFUSED,
-        PromoteError::Read(_) | PromoteError::Write(_) | PromoteError::Lock(_) => exit::STORAGE,
+        PromoteError::Read(_)
+        | PromoteError::Write(_)
+        | PromoteError::Lock(_)
+        | PromoteError::Stage { .. } => exit::STORAGE,
     }
 }

@@ -1,0 +1,127 @@
+//! Complete files from an artifact of shared parts: what promotion writes
+//! into `latest/` and what `materialize --commit SHA --out DIR` writes for
+//! anyone who wants the files themselves.
+//!
+//! The documents are streamed from the packs to a staged file, every part
+//! checked against its digest on the way; the catalog and findings are
+//! composed in memory (they are small). The result is a complete artifact
+//! folder: the three data files, a manifest naming their digests (its
+//! `layout` cleared, its `parts` kept so the next build can reuse them) and
+//! a `_SUCCESS` vouching for all four.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use bytes::Bytes;
+
+use agentfinder_skills_reader::artifact::{digest_of, read_data_file, read_manifest, ReadError};
+use agentfinder_skills_reader::contract::{
+    ArtifactLocation, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE,
+    MANIFEST_FILE, SUCCESS_FILE,
+};
+use agentfinder_skills_reader::documents::{for_each_batch, StreamError};
+use agentfinder_skills_reader::store::Store;
+
+use crate::staging::{HashingFile, StagedFile};
+use crate::write::success_bytes;
+
+/// Materializing failed.
+#[derive(Debug, thiserror::Error)]
+pub enum MaterializeError {
+    /// The artifact could not be read, or a part did not match its digest.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The output folder could not be written.
+    #[error("cannot write {path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// A complete artifact staged in a folder.
+#[derive(Debug)]
+pub struct Materialized {
+    /// The data files, in write order, staged on disk.
+    pub files: Vec<(&'static str, StagedFile)>,
+    /// The manifest of the complete artifact.
+    pub manifest: Manifest,
+    /// Its bytes.
+    pub manifest_bytes: Bytes,
+    /// `_SUCCESS` of the complete artifact.
+    pub success: SuccessMarker,
+}
+
+/// Writes the complete artifact of `location` into `dir` (created when
+/// missing): the data files, `manifest.json` and `_SUCCESS` last.
+pub async fn materialize(
+    store: &Store,
+    location: &ArtifactLocation,
+    dir: &Path,
+) -> Result<Materialized, MaterializeError> {
+    let io = |path: &Path, e: std::io::Error| MaterializeError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let (success, manifest) = read_manifest(store, location).await?;
+
+    let mut documents = HashingFile::create(dir, DOCUMENTS_FILE).map_err(|e| io(dir, e))?;
+    let streamed = for_each_batch(store, location, &success, &manifest, 8 << 20, |batch| {
+        let written = documents.write_all(&batch);
+        async move { written }
+    })
+    .await;
+    match streamed {
+        Ok(()) => {}
+        Err(StreamError::Read(e)) => return Err(e.into()),
+        Err(StreamError::Consumer(e)) => return Err(io(&dir.join(DOCUMENTS_FILE), e)),
+    }
+    let mut files = vec![(
+        DOCUMENTS_FILE,
+        documents
+            .finish()
+            .map_err(|e| io(&dir.join(DOCUMENTS_FILE), e))?,
+    )];
+    let composed = manifest.parts.is_some() && manifest.layout.is_some();
+    for name in [CATALOG_FILE, FINDINGS_FILE] {
+        // Findings files exist from schema 3 on.
+        if !composed && !success.files.contains_key(name) {
+            continue;
+        }
+        let bytes = read_data_file(store, location, &success, &manifest, name).await?;
+        let mut file = HashingFile::create(dir, name).map_err(|e| io(dir, e))?;
+        file.write_all(&bytes).map_err(|e| io(&dir.join(name), e))?;
+        files.push((name, file.finish().map_err(|e| io(&dir.join(name), e))?));
+    }
+
+    let mut complete = manifest.clone();
+    complete.layout = None;
+    complete.files = files
+        .iter()
+        .map(|(name, staged)| (name.to_string(), staged.digest.clone()))
+        .collect();
+    let mut manifest_bytes = serde_json::to_vec_pretty(&complete).unwrap_or_default();
+    manifest_bytes.push(b'\n');
+    let manifest_bytes = Bytes::from(manifest_bytes);
+    let mut digests: BTreeMap<String, _> = complete.files.clone();
+    digests.insert(MANIFEST_FILE.to_string(), digest_of(&manifest_bytes));
+    let marker = SuccessMarker {
+        files: digests,
+        ..success
+    };
+    let write = |name: &str, bytes: &[u8]| {
+        std::fs::write(dir.join(name), bytes).map_err(|e| io(&dir.join(name), e))
+    };
+    write(MANIFEST_FILE, &manifest_bytes)?;
+    write(SUCCESS_FILE, &success_bytes(&marker))?;
+    Ok(Materialized {
+        files,
+        manifest: complete,
+        manifest_bytes,
+        success: marker,
+    })
+}

@@ -1,0 +1,181 @@
+//! The parse cache that outlives a run: the entries of an earlier artifact
+//! of the same source (its `latest/`, or the commit a backfill built just
+//! before), each keyed by everything that shaped it, so a build parses,
+//! embeds and serialises only the files whose inputs changed, and dates its
+//! files by walking only the commits since.
+//!
+//! A reused entry is the earlier build's bytes, and the key covers every
+//! input of those bytes, so a build that reuses is byte-identical to a cold
+//! build of the same commit.
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+
+use agentfinder_skills_reader::artifact::{read_manifest, ReadError};
+use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest, SCHEMA_VERSION};
+use agentfinder_skills_reader::parts::{read_entries, PartEntry};
+use agentfinder_skills_reader::store::Store;
+
+use crate::document::BuildContext;
+use crate::source::{Change, KnownChanges};
+
+/// The entries of an earlier artifact, by path.
+#[derive(Debug, Default)]
+pub struct Base {
+    entries: HashMap<String, PartEntry>,
+    known: KnownChanges,
+}
+
+impl Base {
+    /// The base made of `entries`, built at `commit`.
+    pub fn new(commit: &str, entries: Vec<PartEntry>) -> Self {
+        let changes = entries
+            .iter()
+            .filter_map(|e| {
+                let time = e.changed_at?;
+                let change = Change {
+                    commit: e.commit.clone(),
+                    time,
+                };
+                Some((e.path.clone(), change))
+            })
+            .collect();
+        Self {
+            entries: entries.into_iter().map(|e| (e.path.clone(), e)).collect(),
+            known: KnownChanges {
+                commit: commit.to_string(),
+                changes,
+            },
+        }
+    }
+
+    /// The base `latest/` of `store` offers, when it holds parts of a build
+    /// of `repo`; `Ok(None)` when there is none.
+    pub async fn from_latest(store: &Store, repo: &str) -> Result<Option<Self>, ReadError> {
+        let location = ArtifactLocation::Latest;
+        let manifest: Manifest = match read_manifest(store, &location).await {
+            Ok((_, manifest)) => manifest,
+            Err(ReadError::Empty { .. } | ReadError::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let Some(index) = manifest.parts.as_ref() else {
+            return Ok(None);
+        };
+        if manifest.source_repo != repo {
+            return Ok(None);
+        }
+        let entries = read_entries(store, &location, index).await?;
+        Ok(Some(Self::new(&manifest.source_commit, entries)))
+    }
+
+    /// The earlier entry of `path`, if it was made from the same inputs.
+    pub fn reusable(&self, path: &str, key: &str) -> Option<&PartEntry> {
+        self.entries.get(path).filter(|e| e.key == key)
+    }
+
+    /// When each file last changed, as of the base's commit.
+    pub fn known_changes(&self) -> &KnownChanges {
+        &self.known
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Makes entry keys: a digest of one file's inputs and the build's.
+#[derive(Debug, Clone)]
+pub struct EntryKeys {
+    build: String,
+}
+
+impl EntryKeys {
+    /// Keys for a build shaped by `build_digest` (configuration, schema,
+    /// vectors) in `ctx` (source, repository, branch, marketplace version,
+    /// link templates).
+    pub fn new(build_digest: &str, ctx: &BuildContext) -> Self {
+        let build = serde_json::json!({
+            "builder": env!("CARGO_PKG_VERSION"),
+            "schema": SCHEMA_VERSION,
+            "build": build_digest,
+            "source": ctx.source,
+            "repo": ctx.repo,
+            "branch": ctx.branch,
+            "version": ctx.version,
+            "links": format!("{:?}", ctx.links),
+        });
+        Self {
+            build: build.to_string(),
+        }
+    }
+
+    /// The key of the file at `path`: `None` where the file's bytes have no
+    /// id (a plain folder, a symlink), so it is always parsed.
+    pub fn key(
+        &self,
+        path: &str,
+        blob: Option<&str>,
+        change: Option<&Change>,
+        pinned: &str,
+        marketplace_description: Option<&str>,
+    ) -> Option<String> {
+        let blob = blob?;
+        let inputs = serde_json::json!({
+            "build": self.build,
+            "path": path,
+            "blob": blob,
+            "change": change.map(|c| (&c.commit, c.time)),
+            "pinned": pinned,
+            "marketplace": marketplace_description,
+        });
+        Some(hex::encode(Sha256::digest(inputs.to_string().as_bytes())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(branch: &str) -> BuildContext {
+        BuildContext {
+            source: "s".into(),
+            repo: "o/r".into(),
+            branch: branch.into(),
+            commit: "c".into(),
+            updated_at: String::new(),
+            version: None,
+            links: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_key_changes_with_every_input_and_only_then() {
+        let keys = EntryKeys::new("d", &ctx("main"));
+        let change = Change {
+            commit: "a".into(),
+            time: 1,
+        };
+        let key = |path, blob, change: Option<&Change>, market| {
+            keys.key(path, Some(blob), change, "a", market).unwrap()
+        };
+        let one = key("p", "b1", Some(&change), None);
+        assert_eq!(one, key("p", "b1", Some(&change), None));
+        assert_ne!(one, key("q", "b1", Some(&change), None));
+        assert_ne!(one, key("p", "b2", Some(&change), None));
+        assert_ne!(one, key("p", "b1", None, None));
+        assert_ne!(one, key("p", "b1", Some(&change), Some("m")));
+        let other = EntryKeys::new("d", &ctx("dev"));
+        assert_ne!(
+            Some(one.clone()),
+            other.key("p", Some("b1"), Some(&change), "a", None)
+        );
+        assert_eq!(keys.key("p", None, None, "a", None), None);
+    }
+}
