@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a synthetic skills git repository for benchmarks.
 
-usage: generate-skills-repo.py DIR --skills N [--commits K] [--seed S] [--clean]
+usage: generate-skills-repo.py DIR --skills N [--commits K] [--changed C] [--seed S] [--clean]
 
 Sizes and structure follow what real SKILL.md files look like: median about
 6 KB with a long tail past 100 KB (about 1 in 30 over 30 KB), 5 to 60
@@ -10,7 +10,7 @@ uses block scalars. So do its defects, as measured on real public
 collections (unless --clean): about 16% of files have frontmatter that
 strict YAML rejects (an unquoted `Use when: ...` description), 10% reuse a
 name another folder has, and 10% have a name that is not their folder's.
-The first commit adds all skills; each further commit edits a few files.
+The first commit adds all skills; each further commit edits C files (default 3).
 """
 import argparse, os, random, subprocess
 
@@ -68,6 +68,7 @@ def main():
     p.add_argument("dir")
     p.add_argument("--skills", type=int, required=True)
     p.add_argument("--commits", type=int, default=1)
+    p.add_argument("--changed", type=int, default=3, help="files edited by each commit after the first")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--clean", action="store_true", help="no defects: every frontmatter valid, names unique and matching")
     a = p.parse_args()
@@ -91,7 +92,7 @@ def main():
     git(a.dir, "add", "-A")
     git(a.dir, "commit", "-q", "-m", "initial")
     for c in range(1, a.commits):
-        for path in rng.sample(paths, min(3, len(paths))):
+        for path in rng.sample(paths, min(a.changed, len(paths))):
             with open(path, "a") as f:
                 f.write(f"\n## Change {c}\n\n{sentence(rng, 30)}\n")
         git(a.dir, "commit", "-q", "-am", f"change {c}")
