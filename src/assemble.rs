@@ -151,6 +151,12 @@ pub struct Assembler<'a> {
     pack: Option<HashingFile>,
     pack_bytes: u64,
     entries: Vec<PartEntry>,
+    /// Per entry: made by this build, or its findings changed, so its
+    /// bucket must be written again.
+    fresh: Vec<bool>,
+    /// The buckets of the base, `(digest, entries)` by number, reused
+    /// whole where nothing in them changed.
+    base_buckets: Option<Vec<(String, usize)>>,
     checker: DocumentChecker,
     embedder: Option<SharedEmbedder>,
     embedded_before: (u64, u64, f64),
@@ -208,11 +214,20 @@ impl<'a> Assembler<'a> {
             pack: Some(pack),
             pack_bytes: 0,
             entries: Vec::new(),
+            fresh: Vec::new(),
+            base_buckets: None,
             checker: DocumentChecker::default(),
             embedder: None,
             embedded_before: (0, 0, 0.0),
             reused: 0,
         }
+    }
+
+    /// Lets unchanged buckets of the base be named instead of written
+    /// again: `(digest, entries)` of each of its buckets, by number.
+    pub fn with_base_buckets(mut self, buckets: Option<Vec<(String, usize)>>) -> Self {
+        self.base_buckets = buckets.filter(|b| b.len() == BUCKET_COUNT as usize);
+        self
     }
 
     /// Gives every new document a vector from `embedder`.
@@ -284,17 +299,18 @@ impl<'a> Assembler<'a> {
         }
         let mut prepared = prepared.into_iter();
         for slot in order {
-            let entry = match slot {
+            let (entry, fresh) = match slot {
                 Some(entry) => {
                     self.reused += 1;
-                    entry
+                    (entry, false)
                 }
                 None => match prepared.next() {
-                    Some(item) => self.entry(item)?,
+                    Some(item) => (self.entry(item)?, true),
                     None => continue,
                 },
             };
             self.entries.push(entry);
+            self.fresh.push(fresh);
         }
         Ok(())
     }
@@ -475,7 +491,7 @@ impl<'a> Assembler<'a> {
             log.warn(path, finding)?;
         }
         let head = String::from_utf8_lossy(&log.take_output()).into_owned();
-        for entry in &mut self.entries {
+        for (entry, fresh) in self.entries.iter_mut().zip(self.fresh.iter_mut()) {
             log.replay_own(&entry.findings)?;
             if let (Some(other), Some(name)) = (names.get(&entry.path), entry.name.as_deref()) {
                 let duplicate = Finding::file(
@@ -484,7 +500,11 @@ impl<'a> Assembler<'a> {
                 );
                 log.warn(&entry.path, &duplicate)?;
             }
-            entry.findings = String::from_utf8_lossy(&log.take_output()).into_owned();
+            let findings = String::from_utf8_lossy(&log.take_output()).into_owned();
+            if findings != entry.findings {
+                entry.findings = findings;
+                *fresh = true;
+            }
         }
         let (summary, _) = log.finish();
         Ok((summary, head))
@@ -492,17 +512,34 @@ impl<'a> Assembler<'a> {
 
     /// The buckets of the entries and the index that names them.
     fn index(&self, findings_head: String) -> (PartsIndex, Vec<(String, Bytes)>) {
-        let mut buckets = vec![Vec::new(); BUCKET_COUNT as usize];
-        for entry in &self.entries {
-            buckets[bucket_of(&entry.path, BUCKET_COUNT)].push(entry.clone());
+        let mut buckets: Vec<Vec<&PartEntry>> = vec![Vec::new(); BUCKET_COUNT as usize];
+        let mut changed = vec![false; BUCKET_COUNT as usize];
+        for (entry, fresh) in self.entries.iter().zip(&self.fresh) {
+            let bucket = bucket_of(&entry.path, BUCKET_COUNT);
+            buckets[bucket].push(entry);
+            changed[bucket] |= fresh;
         }
         let mut names = Vec::with_capacity(buckets.len());
         let mut objects = Vec::new();
-        for entries in buckets {
+        for (number, entries) in buckets.into_iter().enumerate() {
             if entries.is_empty() {
                 names.push(String::new());
                 continue;
             }
+            // Only reused, unchanged entries and as many as before: the
+            // very entries of the base's bucket, so its object stands.
+            let unchanged =
+                self.base_buckets
+                    .as_ref()
+                    .map(|base| &base[number])
+                    .filter(|(digest, count)| {
+                        !changed[number] && *count == entries.len() && !digest.is_empty()
+                    });
+            if let Some((digest, _)) = unchanged {
+                names.push(digest.clone());
+                continue;
+            }
+            let entries = entries.into_iter().cloned().collect();
             let (sha, bytes) = encode_bucket(&Bucket { entries });
             names.push(sha.clone());
             objects.push((sha, bytes));

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use agentfinder_skills_reader::artifact::{read_manifest, ReadError};
 use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest, SCHEMA_VERSION};
-use agentfinder_skills_reader::parts::{read_entries, PartEntry};
+use agentfinder_skills_reader::parts::{bucket_of, read_entries, PartEntry};
 use agentfinder_skills_reader::store::Store;
 
 use crate::document::BuildContext;
@@ -25,11 +25,21 @@ use crate::source::{Change, KnownChanges};
 pub struct Base {
     entries: HashMap<String, PartEntry>,
     known: KnownChanges,
+    buckets: Vec<(String, usize)>,
 }
 
 impl Base {
-    /// The base made of `entries`, built at `commit`.
-    pub fn new(commit: &str, entries: Vec<PartEntry>) -> Self {
+    /// The base made of `entries`, built at `commit`, whose buckets are
+    /// named `buckets` (by number, as in the parts index).
+    pub fn new(commit: &str, entries: Vec<PartEntry>, buckets: &[String]) -> Self {
+        let mut sizes = vec![0usize; buckets.len()];
+        let count = buckets.len() as u32;
+        for entry in &entries {
+            if let Some(size) = sizes.get_mut(bucket_of(&entry.path, count)) {
+                *size += 1;
+            }
+        }
+        let buckets = buckets.iter().cloned().zip(sizes).collect();
         let changes = entries
             .iter()
             .filter_map(|e| {
@@ -47,7 +57,13 @@ impl Base {
                 commit: commit.to_string(),
                 changes,
             },
+            buckets,
         }
+    }
+
+    /// `(digest, entries)` of each of the base's buckets, by number.
+    pub fn buckets(&self) -> Vec<(String, usize)> {
+        self.buckets.clone()
     }
 
     /// The base `latest/` of `store` offers, when it holds parts of a build
@@ -66,7 +82,11 @@ impl Base {
             return Ok(None);
         }
         let entries = read_entries(store, &location, index).await?;
-        Ok(Some(Self::new(&manifest.source_commit, entries)))
+        Ok(Some(Self::new(
+            &manifest.source_commit,
+            entries,
+            &index.buckets,
+        )))
     }
 
     /// The earlier entry of `path`, if it was made from the same inputs.

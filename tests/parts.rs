@@ -180,6 +180,19 @@ fn commits_share_unchanged_parts_and_each_one_still_verifies() {
         shared_bytes < one_bytes * 2,
         "7 commits take {shared_bytes} bytes where one takes {one_bytes}"
     );
+    // Each later commit changed one file, so it wrote one bucket: the
+    // others are named, not copied.
+    let objects = |store: &str| {
+        std::fs::read_dir(work.path().join(store).join("parts/buckets"))
+            .unwrap()
+            .count()
+    };
+    assert!(
+        objects("shared") <= objects("one") + 6,
+        "{} buckets for 7 commits, {} for one",
+        objects("shared"),
+        objects("one")
+    );
     for (i, commit) in commits.iter().enumerate() {
         let out = run(
             work.path(),

@@ -325,7 +325,12 @@ async fn build_new(
     let manifest = &assembled.manifest;
     let (skills, documents) = (manifest.skill_count, manifest.document_count);
     let artifact = artifact_id(&location);
-    let next_base = Base::new(&commit, std::mem::take(&mut parts.entries));
+    let buckets = manifest
+        .parts
+        .as_ref()
+        .map(|p| p.buckets.clone())
+        .unwrap_or_default();
+    let next_base = Base::new(&commit, std::mem::take(&mut parts.entries), &buckets);
     let files = CommitFiles {
         parts,
         manifest: assembled.manifest.clone(),

@@ -77,7 +77,8 @@ pub(super) fn stage_artifact(
         pack,
         embedder.is_some(),
     )
-    .with_embedder(embedder);
+    .with_embedder(embedder)
+    .with_base_buckets(base.map(Base::buckets));
 
     let tree = SkillTree::new(&skills);
     let options = config.parse_options();
@@ -88,6 +89,7 @@ pub(super) fn stage_artifact(
         let planner = assembler.planner();
         let (tree, tick, skills) = (&tree, &tick, &skills);
         let producer = scope.spawn(move || -> Result<(), BuildError> {
+            let mut opened: Option<(Snapshot, usize)> = None;
             for batch in skills.chunks(BATCH) {
                 let planned: Vec<(Option<String>, Option<String>)> =
                     batch.iter().map(|entry| key_of(&planner, entry)).collect();
@@ -108,9 +110,18 @@ pub(super) fn stage_artifact(
                 let mut parsed = if to_parse.is_empty() {
                     Vec::new()
                 } else {
-                    // Its own object database, released after the batch.
-                    let source = snapshot.reopened()?;
-                    extract(&source, &to_parse, tree, &options, cache, tick)
+                    // An object database of its own, replaced after every
+                    // BATCH files read, so the pack pages it maps are released.
+                    if opened.as_ref().is_none_or(|(_, read)| *read >= BATCH) {
+                        opened = Some((snapshot.reopened()?, 0));
+                    }
+                    match opened.as_mut() {
+                        Some((source, read)) => {
+                            *read += to_parse.len();
+                            extract(source, &to_parse, tree, &options, cache, tick)
+                        }
+                        None => Vec::new(),
+                    }
                 }
                 .into_iter();
                 let mut ready = Vec::with_capacity(batch.len());

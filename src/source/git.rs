@@ -43,58 +43,135 @@ impl GitSource {
     /// through an object database that is replaced every
     /// [`TREES_PER_DATABASE`] trees, so the pack pages a listing maps are
     /// released as it goes (listing 111,838 entries of a 305 MB pack mapped
-    /// about 220 MB otherwise).
+    /// about 220 MB otherwise). A tree the listing before this one decoded
+    /// is not read again ([`TreeCache`]): successive commits share all but
+    /// the trees on the paths they changed.
     pub(super) fn list(&self) -> Result<Vec<Entry>, SourceError> {
         let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
             source_name: self.display.clone(),
             message: e.to_string(),
         };
-        let mut source = self.reopened()?;
-        let mut repo = source.thread_local();
+        let mut cache = TREE_CACHE.lock().map_err(|e| git_error(&e))?;
+        cache.generation += 1;
+        let mut opened: Option<(Self, gix::Repository)> = None;
         let mut entries = Vec::new();
         let mut pending = std::collections::VecDeque::from([(self.tree, Vec::<u8>::new())]);
         let mut trees_read = 0usize;
         while let Some((id, prefix)) = pending.pop_front() {
-            trees_read += 1;
-            if trees_read % TREES_PER_DATABASE == 0 {
-                source = self.reopened()?;
-                repo = source.thread_local();
-            }
-            let tree = repo.find_tree(id).map_err(|e| git_error(&e))?;
-            for item in tree.iter() {
-                let item = item.map_err(|e| git_error(&e))?;
-                let name = item.filename();
+            let generation = cache.generation;
+            let items = match cache.trees.get_mut(&id) {
+                Some((items, used)) => {
+                    *used = generation;
+                    items.clone()
+                }
+                None => {
+                    if opened.is_none() || trees_read % TREES_PER_DATABASE == TREES_PER_DATABASE - 1
+                    {
+                        let source = self.reopened()?;
+                        let repo = source.thread_local();
+                        opened = Some((source, repo));
+                    }
+                    trees_read += 1;
+                    let Some((_, repo)) = opened.as_ref() else {
+                        continue;
+                    };
+                    let items = decode_tree(repo, id).map_err(|e| git_error(&e))?;
+                    cache.trees.insert(id, (items.clone(), generation));
+                    items
+                }
+            };
+            for item in items.iter() {
                 let mut path_bytes = prefix.clone();
                 if !path_bytes.is_empty() {
                     path_bytes.push(b'/');
                 }
-                path_bytes.extend_from_slice(name);
-                let mode = item.mode();
-                if mode.is_tree() {
-                    pending.push_back((item.oid().to_owned(), path_bytes));
-                    continue;
-                }
+                path_bytes.extend_from_slice(&item.name);
+                let kind = match item.kind {
+                    TreeItemKind::Tree => {
+                        pending.push_back((item.id, path_bytes));
+                        continue;
+                    }
+                    TreeItemKind::File => EntryKind::File,
+                    TreeItemKind::Symlink => EntryKind::Symlink,
+                };
                 let (path, path_is_utf8) = match path_bytes.to_str() {
                     Ok(path) => (path.to_string(), true),
                     Err(_) => (path_bytes.to_str_lossy().into_owned(), false),
-                };
-                let kind = if mode.is_link() {
-                    EntryKind::Symlink
-                } else if mode.is_blob() {
-                    EntryKind::File
-                } else {
-                    continue; // a submodule
                 };
                 entries.push(Entry {
                     path,
                     path_is_utf8,
                     kind,
-                    object: ObjectRef::Blob(item.oid().to_owned()),
+                    object: ObjectRef::Blob(item.id),
                 });
             }
         }
+        cache.forget_older_than_last();
         Ok(entries)
     }
+}
+
+/// What a tree entry is, as listing needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TreeItemKind {
+    Tree,
+    File,
+    Symlink,
+}
+
+/// One entry of a decoded tree (submodules are left out).
+#[derive(Debug, Clone)]
+struct TreeItem {
+    name: Vec<u8>,
+    kind: TreeItemKind,
+    id: gix::ObjectId,
+}
+
+/// Decoded trees by id, with the listing that last used each: a tree id
+/// names its content, so a cached tree is right for any repository.
+/// Entries the last two listings did not use are dropped, so memory follows
+/// one commit's trees, not a history's.
+#[derive(Default)]
+struct TreeCache {
+    trees: HashMap<gix::ObjectId, (std::sync::Arc<[TreeItem]>, u64)>,
+    generation: u64,
+}
+
+impl TreeCache {
+    fn forget_older_than_last(&mut self) {
+        let keep_from = self.generation.saturating_sub(1);
+        self.trees.retain(|_, (_, used)| *used >= keep_from);
+    }
+}
+
+static TREE_CACHE: std::sync::LazyLock<std::sync::Mutex<TreeCache>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn decode_tree(
+    repo: &gix::Repository,
+    id: gix::ObjectId,
+) -> Result<std::sync::Arc<[TreeItem]>, String> {
+    let tree = repo.find_tree(id).map_err(|e| e.to_string())?;
+    let mut items = Vec::new();
+    for item in tree.iter() {
+        let item = item.map_err(|e| e.to_string())?;
+        let mode = item.mode();
+        let kind = if mode.is_tree() {
+            TreeItemKind::Tree
+        } else if mode.is_link() {
+            TreeItemKind::Symlink
+        } else if mode.is_blob() {
+            TreeItemKind::File
+        } else {
+            continue; // a submodule
+        };
+        items.push(TreeItem {
+            name: item.filename().to_vec(),
+            kind,
+            id: item.oid().to_owned(),
+        });
+    }
+    Ok(items.into())
 }
 
 impl GitSource {
