@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::meili::{
     health, search, sync, LoadOutcome, MeiliConfig, SearchOptions, Secret, StaleReason, SyncOptions,
 };
@@ -338,5 +339,38 @@ async fn eval_compares_keyword_and_hybrid_search() {
     assert_eq!(hybrid[1]["semantic_ratio"], 1.0);
     // With vectors only, both answerable queries find their skill first.
     assert_eq!(hybrid[1]["top1"], 1.0, "{report}");
+    fx.drop_index(&config).await;
+}
+
+/// `sync --commit` of a commit artifact (schema 5: shared parts, composed
+/// and checked as they stream) loads the same documents as `latest/`.
+#[tokio::test]
+async fn a_commit_of_shared_parts_syncs_like_latest() {
+    let Some(config) = meili() else { return };
+    let fx = Fixture::new();
+    fx.build();
+    let commit = fx.repo.git(&["rev-parse", "HEAD"]);
+    let store = fx.store();
+    let options = SyncOptions {
+        location: ArtifactLocation::Commit(commit.clone()),
+        ..fx.options()
+    };
+    let synced = sync(&store, &config, &options).await.unwrap();
+    assert!(
+        matches!(synced.outcome, LoadOutcome::Loaded(_)),
+        "{synced:?}"
+    );
+    let hits = search(&config, "merge pdf files", &fx.search_options())
+        .await
+        .unwrap();
+    assert_eq!(hits[0].metadata.skill, "pdf");
+    let manifest = read_json(fx.work.path().join("artifacts/latest/manifest.json"));
+    // The latest/ promoted from that commit is the same artifact: no reload.
+    let again = sync(&store, &config, &fx.options()).await.unwrap();
+    assert!(
+        !matches!(again.outcome, LoadOutcome::Loaded(_)),
+        "latest/ of commit {commit} ({} documents) reloaded: {again:?}",
+        manifest["document_count"]
+    );
     fx.drop_index(&config).await;
 }
