@@ -36,8 +36,8 @@ run() {
 
 MB=$(find -L "$BIG" -name SKILL.md -not -path '*/.git/*' -printf '%s\n' | awk '{s+=$1} END {printf "%.1f", s/1e6}')
 rm -rf "$DIR/store-big"
-read -r build_s build_rss < <(run build "$BIN" build --quiet --repo bench/skills --source "$BIG" --store "$DIR/store-big")
-read -r noop_s noop_rss < <(run noop "$BIN" build --quiet --repo bench/skills --source "$BIG" --store "$DIR/store-big")
+read -r build_s build_rss < <(run build "$BIN" build --quiet --no-embed --repo bench/skills --source "$BIG" --store "$DIR/store-big")
+read -r noop_s noop_rss < <(run noop "$BIN" build --quiet --no-embed --repo bench/skills --source "$BIG" --store "$DIR/store-big")
 floor_line=$(cargo bench -q --bench parse_floor -- "$BIG" 2>/dev/null | grep parse_floor)
 floor_s=$(sed -E 's/.*seconds=([0-9.]+).*/\1/' <<<"$floor_line")
 
@@ -52,11 +52,11 @@ for f in $(git -C "$INC" ls-files '*SKILL.md' | head -10); do
 done
 git -C "$INC" -c user.name=bench -c user.email=bench@example.org commit -qam "ten changes"
 cp -r "$DIR/store-big" "$DIR/store-inc"
-read -r inc_s inc_rss < <(run inc "$BIN" build --quiet --repo bench/skills --source "$INC" --store "$DIR/store-inc")
+read -r inc_s inc_rss < <(run inc "$BIN" build --quiet --no-embed --repo bench/skills --source "$INC" --store "$DIR/store-inc")
 
 rm -rf "$DIR/store-hist-one" "$DIR/store-hist"
-read -r one_s one_rss < <(run one "$BIN" build --quiet --repo bench/hist --source "$HIST" --store "$DIR/store-hist-one")
-read -r bf_s bf_rss < <(run backfill "$BIN" backfill --quiet --repo bench/hist --source "$HIST" --store "$DIR/store-hist")
+read -r one_s one_rss < <(run one "$BIN" build --quiet --no-embed --repo bench/hist --source "$HIST" --store "$DIR/store-hist-one")
+read -r bf_s bf_rss < <(run backfill "$BIN" backfill --quiet --no-embed --repo bench/hist --source "$HIST" --store "$DIR/store-hist")
 bytes() { du -sb "$1" | cut -f1; }
 
 echo

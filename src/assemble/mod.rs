@@ -4,27 +4,21 @@
 //! this build's pack, its catalog object and findings lines), then the
 //! buckets and the manifest that name them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::Write;
 
 use bytes::Bytes;
-use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use agentfinder_skills_reader::contract::{
-    BuilderInfo, ChunkingInfo, Document, EmbedderInfo, Manifest, MeilisearchConfig, SkippedFile,
-    CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE, KIND_SKILL, SCHEMA_VERSION,
-};
-use agentfinder_skills_reader::parts::{
-    bucket_of, encode_bucket, Bucket, PartEntry, PartRef, PartsIndex, BUCKET_COUNT, LAYOUT_PARTS,
-};
+use agentfinder_skills_reader::contract::{Document, Manifest, SkippedFile, KIND_SKILL};
+use agentfinder_skills_reader::parts::{PartEntry, PartRef, BUCKET_COUNT};
 
-use crate::catalog::{catalog_entry, catalog_head, CatalogHost};
+use crate::catalog::{catalog_entry, CatalogHost};
 use crate::config::Config;
-use crate::diagnostics::{Finding, WarningClass};
+use crate::diagnostics::Finding;
 use crate::document::{skill_documents, BuildContext, SkillInput};
 use crate::embed::{EmbedError, Embedder};
-use crate::findings::{duplicate_names, finding_line, skip_line, FindingsLog, FindingsSummary};
+use crate::findings::{finding_line, skip_line, FindingsSummary};
 use crate::marketplace::Marketplace;
 use crate::read_skills::Extracted;
 use crate::reuse::EntryKeys;
@@ -33,6 +27,11 @@ use crate::staging::{HashingFile, StagedFile};
 use crate::validate::{check_skill, DocumentChecker, DocumentError};
 use crate::variant::build_digest;
 use crate::walk::skill_folder;
+
+mod finish;
+mod settings;
+
+pub use settings::meilisearch_config;
 
 /// Everything known about the version being built.
 #[derive(Debug, Clone)]
@@ -428,207 +427,5 @@ impl<'a> Assembler<'a> {
             catalog,
             findings: item.findings,
         })
-    }
-
-    /// Settles the findings that span files (duplicate names), names the
-    /// pack, and returns the manifest with the new parts.
-    pub fn finish(mut self, generated_at: &str) -> Result<(Assembled, NewParts), AssembleError> {
-        let pack = match self.pack.take() {
-            Some(pack) => Some(pack.finish()?),
-            None => None,
-        };
-        let pack = pack.filter(|p| p.digest.size > 0);
-        for entry in &mut self.entries {
-            if let (Some(part), Some(pack)) = (entry.documents.as_mut(), pack.as_ref()) {
-                if part.pack.is_empty() {
-                    part.pack = pack.digest.sha256.clone();
-                }
-            }
-        }
-        let (findings, findings_head) = self.settle_findings()?;
-        let parts = self.index(findings_head);
-        let (mut embedder_info, mut embedded, mut cached, mut embed_seconds) = (None, 0, 0, 0.0);
-        if let Some(shared) = &self.embedder {
-            let mut embedder = shared
-                .lock()
-                .map_err(|_| std::io::Error::other("embedder lock poisoned"))?;
-            embedder.flush()?;
-            embedder_info = Some(embedder.info());
-            embedded = embedder.embedded - self.embedded_before.0;
-            cached = embedder.cached - self.embedded_before.1;
-            embed_seconds = embedder.model_seconds - self.embedded_before.2;
-        }
-        let (index, buckets) = parts;
-        let manifest = self.manifest(generated_at, &findings, embedder_info, index);
-        let parsed = self.entries.len() as u64 - self.reused;
-        let assembled = Assembled {
-            manifest,
-            findings,
-            embedded,
-            cached,
-            embed_seconds,
-            reused: self.reused,
-            parsed,
-        };
-        let parts = NewParts {
-            pack,
-            buckets,
-            entries: self.entries,
-        };
-        Ok((assembled, parts))
-    }
-
-    /// Every entry's findings lines: its own, then a `duplicate-name`
-    /// warning when another file uses its name; counted for the manifest.
-    fn settle_findings(&mut self) -> Result<(FindingsSummary, String), AssembleError> {
-        let names = duplicate_names(
-            self.entries
-                .iter()
-                .filter_map(|e| Some((e.path.as_str(), e.name.as_deref()?))),
-        );
-        let mut log = FindingsLog::new(Vec::new());
-        for (path, finding) in &self.marketplace_findings {
-            log.warn(path, finding)?;
-        }
-        let head = String::from_utf8_lossy(&log.take_output()).into_owned();
-        for (entry, fresh) in self.entries.iter_mut().zip(self.fresh.iter_mut()) {
-            log.replay_own(&entry.findings)?;
-            if let (Some(other), Some(name)) = (names.get(&entry.path), entry.name.as_deref()) {
-                let duplicate = Finding::file(
-                    WarningClass::DuplicateName,
-                    format!("name `{name}` is also used by {other}; both are kept"),
-                );
-                log.warn(&entry.path, &duplicate)?;
-            }
-            let findings = String::from_utf8_lossy(&log.take_output()).into_owned();
-            if findings != entry.findings {
-                entry.findings = findings;
-                *fresh = true;
-            }
-        }
-        let (summary, _) = log.finish();
-        Ok((summary, head))
-    }
-
-    /// The buckets of the entries and the index that names them.
-    fn index(&self, findings_head: String) -> (PartsIndex, Vec<(String, Bytes)>) {
-        let mut buckets: Vec<Vec<&PartEntry>> = vec![Vec::new(); BUCKET_COUNT as usize];
-        let mut changed = vec![false; BUCKET_COUNT as usize];
-        for (entry, fresh) in self.entries.iter().zip(&self.fresh) {
-            let bucket = bucket_of(&entry.path, BUCKET_COUNT);
-            buckets[bucket].push(entry);
-            changed[bucket] |= fresh;
-        }
-        let mut names = Vec::with_capacity(buckets.len());
-        let mut objects = Vec::new();
-        for (number, entries) in buckets.into_iter().enumerate() {
-            if entries.is_empty() {
-                names.push(String::new());
-                continue;
-            }
-            // Only reused, unchanged entries and as many as before: the
-            // very entries of the base's bucket, so its object stands.
-            let unchanged =
-                self.base_buckets
-                    .as_ref()
-                    .map(|base| &base[number])
-                    .filter(|(digest, count)| {
-                        !changed[number] && *count == entries.len() && !digest.is_empty()
-                    });
-            if let Some((digest, _)) = unchanged {
-                names.push(digest.clone());
-                continue;
-            }
-            let entries = entries.into_iter().cloned().collect();
-            let (sha, bytes) = encode_bucket(&Bucket { entries });
-            names.push(sha.clone());
-            objects.push((sha, bytes));
-        }
-        let index = PartsIndex {
-            bucket_count: BUCKET_COUNT,
-            buckets: names,
-            catalog_head: catalog_head(&self.ctx, &self.host),
-            findings_head,
-        };
-        (index, objects)
-    }
-
-    fn manifest(
-        &self,
-        generated_at: &str,
-        findings: &FindingsSummary,
-        embedder: Option<EmbedderInfo>,
-        parts: PartsIndex,
-    ) -> Manifest {
-        let config = self.config;
-        Manifest {
-            schema_version: SCHEMA_VERSION,
-            source_repo: config.repo().to_string(),
-            source_url: config.source_url(),
-            source_branch: self.version.branch.clone(),
-            source_commit: self.version.commit.clone(),
-            generated_at: generated_at.to_string(),
-            document_count: self.entries.iter().map(|e| e.document_count).sum(),
-            index: config.output.index.clone(),
-            artifact: DOCUMENTS_FILE.to_string(),
-            artifacts: BTreeMap::from([
-                ("documents".to_string(), DOCUMENTS_FILE.to_string()),
-                ("catalog".to_string(), CATALOG_FILE.to_string()),
-                ("findings".to_string(), FINDINGS_FILE.to_string()),
-            ]),
-            skill_count: self.entries.iter().map(|e| e.skill_count).sum(),
-            source_commit_time: self.version.commit_time.clone(),
-            files: BTreeMap::new(),
-            builder: BuilderInfo {
-                name: env!("CARGO_PKG_NAME").to_string(),
-                version: env!("CARGO_PKG_VERSION").to_string(),
-            },
-            chunking: ChunkingInfo {
-                max_chars: config.chunk.max_chars,
-                overlap_chars: config.chunk.overlap_chars,
-            },
-            config_digest: config.digest(),
-            build_digest: Some(build_digest(config, embedder.is_some())),
-            artifact_id: None,
-            meilisearch: meilisearch_config(&config.output.index, embedder.as_ref()),
-            embedder,
-            skipped: findings.skipped.clone(),
-            warnings: findings.warnings.clone(),
-            skipped_counts: findings.skipped_counts.clone(),
-            warning_counts: findings.warning_counts.clone(),
-            layout: Some(LAYOUT_PARTS.to_string()),
-            parts: Some(parts),
-        }
-    }
-}
-
-/// The index settings a consumer applies before loading this schema: with
-/// vectors, a `huggingFace` embedder of the same model and revision, so
-/// Meilisearch embeds only queries (documents carry `regenerate: false`).
-pub fn meilisearch_config(index: &str, embedder: Option<&EmbedderInfo>) -> MeilisearchConfig {
-    let mut settings = json!({
-        "searchableAttributes": [
-            "skill_name", "title", "heading_path", "skill_description",
-            "marketplace_description", "content", "text", "path"
-        ],
-        "displayedAttributes": ["*"],
-        "filterableAttributes": ["source", "repo", "skill", "skill_key", "kind", "path", "version", "branch", "commit"],
-        "sortableAttributes": ["ordinal", "part", "updated_at", "last_updated"],
-        "distinctAttribute": null,
-    });
-    if let Some(embedder) = embedder {
-        settings["embedders"] = json!({
-            embedder.name.as_str(): {
-                "source": "huggingFace",
-                "model": embedder.model,
-                "revision": embedder.revision,
-                "documentTemplate": "{{doc.text}}",
-            }
-        });
-    }
-    MeilisearchConfig {
-        index: index.to_string(),
-        primary_key: "id".to_string(),
-        settings,
     }
 }
