@@ -15,12 +15,17 @@ use std::path::Path;
 
 use bytes::Bytes;
 
-use agentfinder_skills_reader::artifact::{digest_of, read_data_file, read_manifest, ReadError};
+use agentfinder_skills_reader::artifact::{
+    digest_of, read_manifest, read_verified_file, ReadError,
+};
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE,
     MANIFEST_FILE, SUCCESS_FILE,
 };
 use agentfinder_skills_reader::documents::{for_each_batch, StreamError};
+use agentfinder_skills_reader::parts::{
+    compose_catalog, compose_findings, composed_index, for_each_document_batch, read_entries,
+};
 use agentfinder_skills_reader::store::Store;
 
 use crate::staging::{HashingFile, StagedFile};
@@ -69,12 +74,23 @@ pub async fn materialize(
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let (success, manifest) = read_manifest(store, location).await?;
 
+    // The entries of a shared-parts artifact, read once for all three files.
+    let composed = match composed_index(&manifest) {
+        Some(index) => Some((index, read_entries(store, location, index).await?)),
+        None => None,
+    };
+
     let mut documents = HashingFile::create(dir, DOCUMENTS_FILE).map_err(|e| io(dir, e))?;
-    let streamed = for_each_batch(store, location, &success, &manifest, 8 << 20, |batch| {
+    let mut write = |batch: Bytes| {
         let written = documents.write_all(&batch);
         async move { written }
-    })
-    .await;
+    };
+    let streamed = match &composed {
+        Some((_, entries)) => {
+            for_each_document_batch(store, location, entries, 8 << 20, &mut write).await
+        }
+        None => for_each_batch(store, location, &success, &manifest, 8 << 20, &mut write).await,
+    };
     match streamed {
         Ok(()) => {}
         Err(StreamError::Read(e)) => return Err(e.into()),
@@ -86,13 +102,17 @@ pub async fn materialize(
             .finish()
             .map_err(|e| io(&dir.join(DOCUMENTS_FILE), e))?,
     )];
-    let composed = manifest.parts.is_some() && manifest.layout.is_some();
     for name in [CATALOG_FILE, FINDINGS_FILE] {
-        // Findings files exist from schema 3 on.
-        if !composed && !success.files.contains_key(name) {
-            continue;
-        }
-        let bytes = read_data_file(store, location, &success, &manifest, name).await?;
+        let bytes = match &composed {
+            Some((index, entries)) if name == CATALOG_FILE => {
+                Bytes::from(compose_catalog(index, entries))
+            }
+            Some((index, entries)) => Bytes::from(compose_findings(index, entries)),
+            None if success.files.contains_key(name) => {
+                read_verified_file(store, location, &success, name).await?
+            }
+            None => continue, // findings files exist from schema 3 on
+        };
         let mut file = HashingFile::create(dir, name).map_err(|e| io(dir, e))?;
         file.write_all(&bytes).map_err(|e| io(&dir.join(name), e))?;
         files.push((name, file.finish().map_err(|e| io(&dir.join(name), e))?));

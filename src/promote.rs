@@ -25,7 +25,7 @@ use crate::write::{
     delete, local_copy, put, put_content, success_bytes, upload_in_parts, Content, PartsError,
     WriteError, MULTIPART_THRESHOLD,
 };
-use agentfinder_skills_reader::parts::is_parts_layout;
+use agentfinder_skills_reader::parts::composed_index;
 
 /// When promotion is allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -139,7 +139,7 @@ async fn promote_locked(
     if current_marker.as_deref() == Some(success_bytes(&marker).as_ref()) {
         return Ok(Promotion::AlreadyLatest);
     }
-    let parts = is_parts_layout(&manifest);
+    let parts = composed_index(&manifest).is_some();
     if parts && holds(store, &manifest).await {
         return Ok(Promotion::AlreadyLatest);
     }

@@ -169,9 +169,9 @@ pub async fn read_data_file(
     manifest: &Manifest,
     file: &str,
 ) -> Result<Bytes, ReadError> {
-    match (&manifest.parts, crate::parts::is_parts_layout(manifest)) {
-        (Some(index), true) => crate::parts::compose_file(store, location, index, file).await,
-        _ => read_verified_file(store, location, success, file).await,
+    match crate::parts::composed_index(manifest) {
+        Some(index) => crate::parts::compose_file(store, location, index, file).await,
+        None => read_verified_file(store, location, success, file).await,
     }
 }
 

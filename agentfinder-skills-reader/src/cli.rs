@@ -449,9 +449,7 @@ async fn run_sync(
     defaults: &ServingDefaults,
     force: bool,
 ) -> Result<u8, CommandFailure> {
-    let config = args.meili.config().ok_or_else(|| {
-        CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
-    })?;
+    let config = args.meili.config().ok_or_else(no_meilisearch)?;
     let store = defaults
         .open(args.store.as_deref())
         .map_err(|e| CommandFailure::new(exit::STORAGE, e))?;
@@ -554,12 +552,7 @@ async fn run_search(args: SearchArgs, defaults: &ServingDefaults) -> Result<u8, 
                 .await
                 .map_err(|e| CommandFailure::new(exit::STORAGE, e))?
         }
-        (None, None) => {
-            return Err(CommandFailure::new(
-                exit::MEILI,
-                "MEILI_URL is not set (or pass --meili-url)",
-            ))
-        }
+        (None, None) => return Err(no_meilisearch()),
     };
     if let Some(reason) = &response.fallback {
         eprintln!("search: {reason}");
@@ -718,12 +711,7 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
                 .await
                 .map_err(|e| CommandFailure::new(exit::STORAGE, e))?
         }
-        (None, None) => {
-            return Err(CommandFailure::new(
-                exit::MEILI,
-                "MEILI_URL is not set (or pass --meili-url)",
-            ))
-        }
+        (None, None) => return Err(no_meilisearch()),
     };
     if args.json {
         outln!(
@@ -813,4 +801,9 @@ async fn run_health(args: HealthArgs, defaults: &ServingDefaults) -> Result<u8, 
         }
     }
     Ok(report.exit_code())
+}
+
+/// The failure of a command that needs Meilisearch when none is configured.
+fn no_meilisearch() -> CommandFailure {
+    CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
 }

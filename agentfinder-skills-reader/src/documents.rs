@@ -45,15 +45,15 @@ where
     F: FnMut(Bytes) -> Fut,
     Fut: Future<Output = Result<(), E>>,
 {
-    match (&manifest.parts, crate::parts::is_parts_layout(manifest)) {
-        (Some(index), true) => {
+    match crate::parts::composed_index(manifest) {
+        Some(index) => {
             let entries = crate::parts::read_entries(store, location, index)
                 .await
                 .map_err(StreamError::Read)?;
             crate::parts::for_each_document_batch(store, location, &entries, max_bytes, consume)
                 .await
         }
-        _ => for_each_file_batch(store, location, success, max_bytes, consume).await,
+        None => for_each_file_batch(store, location, success, max_bytes, consume).await,
     }
 }
 
@@ -98,12 +98,8 @@ where
         size += chunk.len() as u64;
         pending.extend_from_slice(&chunk);
         while pending.len() >= max_bytes {
-            let cut = match pending[..max_bytes].iter().rposition(|&b| b == b'\n') {
-                Some(at) => at + 1,
-                None => match pending.iter().position(|&b| b == b'\n') {
-                    Some(at) => at + 1,
-                    None => break, // one long line: wait for its end
-                },
+            let Some(cut) = line_cut(&pending, max_bytes) else {
+                break; // one long line: wait for its end
             };
             consume(pending.split_to(cut).freeze())
                 .await
@@ -125,6 +121,18 @@ where
         )));
     }
     Ok(())
+}
+
+/// Where the next batch of `pending` ends: after the last newline within
+/// `max_bytes`, else (one long line) after the first newline; `None` when
+/// no line is complete yet.
+pub(crate) fn line_cut(pending: &[u8], max_bytes: usize) -> Option<usize> {
+    let within = &pending[..max_bytes.min(pending.len())];
+    within
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .or_else(|| pending.iter().position(|&b| b == b'\n'))
+        .map(|at| at + 1)
 }
 
 /// Checks NDJSON lines against the contract as they come: valid, unique

@@ -38,7 +38,7 @@ use sha2::{Digest, Sha256};
 
 use crate::artifact::ReadError;
 use crate::contract::{ArtifactLocation, Manifest, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE};
-use crate::documents::StreamError;
+use crate::documents::{line_cut, StreamError};
 use crate::store::Store;
 
 /// [`Manifest::layout`] of an artifact whose data files are composed from parts.
@@ -166,9 +166,13 @@ pub fn encode_bucket(bucket: &Bucket) -> (String, Bytes) {
     (hex::encode(Sha256::digest(&bytes)), Bytes::from(bytes))
 }
 
-/// Whether `manifest`'s data files are composed from parts.
-pub fn is_parts_layout(manifest: &Manifest) -> bool {
-    manifest.layout.as_deref() == Some(LAYOUT_PARTS)
+/// The parts `manifest`'s data files are composed from, when they are
+/// (`layout` is [`LAYOUT_PARTS`]); `None` when the files are stored.
+pub fn composed_index(manifest: &Manifest) -> Option<&PartsIndex> {
+    manifest
+        .parts
+        .as_ref()
+        .filter(|_| manifest.layout.as_deref() == Some(LAYOUT_PARTS))
 }
 
 fn corrupt(location: &ArtifactLocation, file: &str, message: String) -> ReadError {
@@ -355,9 +359,9 @@ where
                     current = parts.next().copied();
                     left = current.map_or(0, |p| p.length);
                     while pending.len() >= max_bytes {
-                        let cut = match pending[..max_bytes].iter().rposition(|&b| b == b'\n') {
-                            Some(at) => at + 1,
-                            None => pending.len(),
+                        // Whole parts end in a newline: a cut is always found.
+                        let Some(cut) = line_cut(&pending, max_bytes) else {
+                            break;
                         };
                         consume(pending.split_to(cut).freeze())
                             .await
