@@ -358,6 +358,43 @@ fn find_without_meilisearch_answers_from_the_embedded_engine_in_topguns_shape() 
     let world = World::new("unused");
     let out = world.run(&["build", "--no-embed", "--only", "alpha,beta,gone"]);
     assert!(out.status.success(), "{}", stderr(&out));
+
+    // The store has sources and no latest/ of its own: that absence is not
+    // waited for as if a promotion were under way (first pause 20 s here).
+    let store =
+        agentfinder_skills_reader::store::Store::open(world.store().to_str().unwrap()).unwrap();
+    let started = std::time::Instant::now();
+    let set = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(agentfinder_skills_reader::sources::ArtifactSet::read(
+            &store,
+            &agentfinder_skills_reader::contract::ArtifactLocation::Latest,
+            4,
+            std::time::Duration::from_secs(20),
+        ))
+        .unwrap();
+    assert_eq!((set.parts.len(), set.left_out.len()), (2, 0));
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+
+    // The local index is built before the deadline starts, so a deadline
+    // shorter than the build still leaves it built (and the next find fast).
+    let out = world.run(&[
+        "find",
+        "merge pdf files",
+        "--out",
+        "quick.json",
+        "--deadline",
+        "0.001",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let engine_cache = world.home.path().join(".cache/agentfinder-skills/engine");
+    let built: Vec<_> = std::fs::read_dir(&engine_cache)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("meta.json").is_file())
+        .collect();
+    assert_eq!(built.len(), 1, "{}", stderr(&out));
+
     let out = world.run(&["find", "merge pdf files", "--topgun-home"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let hash = agentfinder_skills_reader::topgun::query_hash("merge pdf files");

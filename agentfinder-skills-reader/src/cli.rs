@@ -592,14 +592,14 @@ async fn run_search_topgun(
 ) -> Result<u8, CommandFailure> {
     use crate::topgun::{adapter_response, RegistryStatus};
     let started = std::time::Instant::now();
+    let deadline = Duration::from_secs_f64(args.deadline.max(0.001));
     let outcome = match args.meili.config() {
         None => match &defaults.local {
-            Some(local) => local
-                .0
-                .search(&local_query(&args))
-                .await
-                .map(|response| response.documents)
-                .map_err(|e| (RegistryStatus::Unavailable, e)),
+            Some(local) => {
+                local.0.prepare(args.store.as_deref()).await;
+                let query = local_query(&args);
+                crate::find::local_outcome(local.0.as_ref(), &query, deadline).await
+            }
             None => Err((
                 RegistryStatus::Unavailable,
                 "MEILI_URL is not set".to_string(),
@@ -613,7 +613,6 @@ async fn run_search_topgun(
                 all_sections: args.all_sections,
                 hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
             };
-            let deadline = Duration::from_secs_f64(args.deadline.max(0.001));
             crate::find::meili_outcome(&config, &args.query, &options, deadline).await
         }
     };

@@ -106,6 +106,9 @@ pub async fn find(
 ) -> FindOutput {
     let started = Instant::now();
     let searched_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    if let (None, Some(local)) = (config, local) {
+        local.prepare(options.store.as_deref()).await;
+    }
     let answers = futures::future::join_all(
         registries
             .iter()
@@ -158,6 +161,23 @@ pub async fn meili_outcome(
     }
 }
 
+/// The embedded engine's answer to `query` within `deadline`, as a
+/// registry's outcome: its error, or no answer in time, is `unavailable`.
+pub async fn local_outcome(
+    local: &dyn LocalSearch,
+    query: &LocalQuery,
+    deadline: Duration,
+) -> Outcome {
+    match tokio::time::timeout(deadline, local.search(query)).await {
+        Ok(Ok(response)) => Ok(response.documents),
+        Ok(Err(e)) => Err((RegistryStatus::Unavailable, e)),
+        Err(_) => Err((
+            RegistryStatus::Unavailable,
+            format!("no answer within {:.1} s", deadline.as_secs_f64()),
+        )),
+    }
+}
+
 /// One registry's search within the deadline, and how long it took.
 async fn ask(
     config: Option<&MeiliConfig>,
@@ -182,14 +202,7 @@ async fn ask(
                     semantic_ratio: options.hybrid.as_ref().map(|h| h.1),
                     store: options.store.clone(),
                 };
-                match tokio::time::timeout(options.deadline, local.search(&asked)).await {
-                    Ok(Ok(response)) => Ok(response.documents),
-                    Ok(Err(e)) => Err((RegistryStatus::Unavailable, e)),
-                    Err(_) => Err((
-                        RegistryStatus::Unavailable,
-                        format!("no answer within {:.1} s", options.deadline.as_secs_f64()),
-                    )),
-                }
+                local_outcome(local, &asked, options.deadline).await
             }
         },
         (Some(config), None) => {

@@ -29,6 +29,17 @@ pub trait LocalSearch: Send + Sync {
     fn search<'a>(&'a self, query: &'a LocalQuery)
         -> BoxFuture<'a, Result<SearchResponse, String>>;
 
+    /// Makes the engine ready to answer from `store` (the default one when
+    /// `None`): opens its local index, building it the first time, and
+    /// loads what embeds queries. Callers with a deadline call it first, so
+    /// the deadline counts the search alone and a one-off build is not cut
+    /// short (and so never finished). A failure is left for `search` to
+    /// report.
+    fn prepare<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, ()> {
+        let _ = store;
+        Box::pin(async {})
+    }
+
     /// Its name in logs and health (`embedded`).
     fn name(&self) -> &'static str {
         "embedded"

@@ -12,7 +12,7 @@ use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 
-use crate::artifact::{read_manifest_retrying, ReadError};
+use crate::artifact::{read_manifest, read_manifest_retrying, ReadError};
 use crate::contract::{ArtifactLocation, Manifest, SuccessMarker};
 use crate::meili::ArtifactIdentity;
 use crate::store::{redact_text, Store};
@@ -91,7 +91,6 @@ impl ArtifactSet {
         attempts: u32,
         pause: std::time::Duration,
     ) -> Result<Self, ReadError> {
-        let own = read_manifest_retrying(store, location, attempts, pause).await;
         let sources = match location {
             ArtifactLocation::Latest => list_sources(store)
                 .await
@@ -99,7 +98,8 @@ impl ArtifactSet {
             ArtifactLocation::Commit(_) => Vec::new(),
         };
         if sources.is_empty() {
-            let (success, manifest) = own?;
+            let (success, manifest) =
+                read_manifest_retrying(store, location, attempts, pause).await?;
             return Ok(Self {
                 parts: vec![ArtifactPart {
                     source: None,
@@ -115,8 +115,17 @@ impl ArtifactSet {
             parts: Vec::new(),
             left_out: Vec::new(),
         };
-        // The store's own latest/ joins when there is one; its absence is normal.
-        if let Ok((success, manifest)) = own {
+        // The store's own latest/ joins when there is one. Beside sources
+        // its absence (nothing there at all) is normal and is not waited
+        // for; a promotion under way (some files there) is.
+        let own = match read_manifest(store, location).await {
+            Err(ReadError::Empty { .. }) => None,
+            Err(e) if e.is_transient() => read_manifest_retrying(store, location, attempts, pause)
+                .await
+                .ok(),
+            other => other.ok(),
+        };
+        if let Some((success, manifest)) = own {
             set.parts.push(ArtifactPart {
                 source: None,
                 store: store.clone(),

@@ -118,6 +118,27 @@ impl EmbeddedSearch {
 }
 
 impl LocalSearch for EmbeddedSearch {
+    fn prepare<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let started = std::time::Instant::now();
+            let Ok(engine) = self.engine(store, false).await else {
+                return;
+            };
+            if engine.dimensions() > 0 && self.embed.is_some() {
+                // Loads the model (a query vector is cached, so no work is lost).
+                let _ = tokio::task::block_in_place(|| self.query_vector(&engine, ""));
+            }
+            let seconds = started.elapsed().as_secs_f64();
+            if seconds >= 1.0 {
+                eprintln!(
+                    "embedded engine: ready in {seconds:.1} s ({} documents; the local index is built once per artifact version, in {})",
+                    engine.documents(),
+                    engine.dir().display()
+                );
+            }
+        })
+    }
+
     fn search<'a>(
         &'a self,
         query: &'a LocalQuery,
