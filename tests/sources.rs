@@ -69,8 +69,9 @@ fn git_source(origin: &str, skills: &[(&str, &str, &str)]) -> GitRepo {
     repo
 }
 
-/// A Codex plugin cache under `home`: one plugin whose version 1.0.0 is
-/// also reachable as `current` (a symlink) and `local` (a copy).
+/// Codex installations under `home`: a plugin cache with one plugin whose
+/// version 1.0.0 is also reachable as `current` (a symlink) and `local` (a
+/// copy), and one skill in `~/.codex/skills`.
 fn codex_home(home: &Path) {
     let cache = home.join(".codex/plugins/cache/openai/docs");
     for version in ["1.0.0", "local"] {
@@ -83,6 +84,14 @@ fn codex_home(home: &Path) {
         .unwrap();
     }
     std::os::unix::fs::symlink("1.0.0", cache.join("current")).unwrap();
+    // And one skill installed by hand, in ~/.codex/skills/<skill>/SKILL.md.
+    let notes = home.join(".codex/skills/notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join("SKILL.md"),
+        skill("notes", "Keep meeting notes", "# Use\n\nWrite notes.\n"),
+    )
+    .unwrap();
 }
 
 struct World {
@@ -153,6 +162,10 @@ links = {{ blob = "http://git.example.org/{{repo}}/blob/{{commit}}/{{path}}" }}
 [[sources]]
 id = "codex-plugins"
 preset = "codex-plugins"
+
+[[sources]]
+id = "codex"
+preset = "codex-skills"
 
 [[sources]]
 id = "gone"
@@ -241,6 +254,7 @@ fn every_source_is_built_or_reported_and_none_holds_up_the_others() {
         ("beta", 4),
         ("gamma", 4),
         ("codex-plugins", 2),
+        ("codex", 2),
     ] {
         let source = outcome(&report, id);
         assert_eq!(source["status"], "ok", "{source}");
@@ -286,7 +300,7 @@ fn every_source_is_built_or_reported_and_none_holds_up_the_others() {
             &report["unavailable_count"],
             &report["unavailable_warning"]
         ),
-        (&Value::from(4), &Value::from(4), &Value::from(true))
+        (&Value::from(5), &Value::from(4), &Value::from(true))
     );
     assert!(
         log.contains("4 sources are unavailable: gone (")
@@ -294,7 +308,7 @@ fn every_source_is_built_or_reported_and_none_holds_up_the_others() {
         "{log}"
     );
     assert!(
-        summary.contains("sources=8 ok=4 failed=0 unavailable=4"),
+        summary.contains("sources=9 ok=5 failed=0 unavailable=4"),
         "{summary}"
     );
     // Sources ran at once: the slowest (always-limited, 7 s of pauses) bounds the run.
@@ -316,7 +330,7 @@ fn every_source_is_built_or_reported_and_none_holds_up_the_others() {
     );
     // Documents name their source; ids never repeat across sources.
     let mut ids = std::collections::HashSet::new();
-    for id in ["alpha", "beta", "gamma", "codex-plugins"] {
+    for id in ["alpha", "beta", "gamma", "codex-plugins", "codex"] {
         let docs = documents(
             world
                 .store()
