@@ -19,12 +19,15 @@ use crate::config::Config;
 
 /// sha256 of what shapes a build's documents: the configuration's digest
 /// (repository, walk, parse, chunk, links, catalog, embedder settings), the
-/// schema version, and whether vectors were computed.
+/// schema version, whether vectors were computed, and the search settings
+/// the manifest declares (a builder that ranks differently, say with other
+/// stop words, writes an artifact of its own, which a sync then loads).
 pub fn build_digest(config: &Config, vectors: bool) -> String {
     let key = serde_json::json!({
         "config": config.digest(),
         "schema_version": SCHEMA_VERSION,
         "vectors": vectors,
+        "search_settings": crate::assemble::meilisearch_config("", None).settings,
     });
     hex::encode(Sha256::digest(key.to_string().as_bytes()))
 }

@@ -183,7 +183,10 @@ impl Engine {
         } else {
             f64::from(query.semantic_ratio.clamp(0.0, 1.0))
         };
-        let fused = rank::fuse(&[(&keyword, 1.0 - ratio), (&vector, ratio)]);
+        let fused = agentfinder_skills_reader::rank::fuse(&[
+            (&keyword[..], 1.0 - ratio),
+            (&vector[..], ratio),
+        ]);
         let mut seen = HashSet::new();
         let mut documents = Vec::with_capacity(limit);
         // One per skill, chosen on the skill digests; only the documents
@@ -229,12 +232,22 @@ impl Engine {
         for field in &inner.fields.text[..2] {
             parser.set_field_fuzzy(*field, false, 1, true);
         }
-        // Words, not syntax: a `:` or a quote in a sentence is no operator.
-        let words: String = query
+        // Words, not syntax: a `:` or a quote in a sentence is no operator;
+        // and not stop words, unless the query has nothing else.
+        let plain: String = query
             .text
             .chars()
             .map(|c| if c.is_alphanumeric() { c } else { ' ' })
             .collect();
+        let meaningful: Vec<&str> = plain
+            .split_whitespace()
+            .filter(|w| !agentfinder_skills_reader::rank::is_stop_word(w))
+            .collect();
+        let words = if meaningful.is_empty() {
+            plain.clone()
+        } else {
+            meaningful.join(" ")
+        };
         let (parsed, _) = parser.parse_query_lenient(&words);
         let parsed: Box<dyn Query> = match query.source {
             Some(source) => Box::new(BooleanQuery::new(vec![

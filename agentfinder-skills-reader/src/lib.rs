@@ -9,6 +9,8 @@
 //! [`sources`] knows where many sources live in one store and what a
 //! many-source run reports.
 //!
+//! [`rank`] is the ranking rule both engines apply.
+//!
 //! [`topgun`] holds TopGun's registry contract (the unified result schema,
 //! its normalisation, the adapter object and FindSkills output).
 //!
@@ -23,6 +25,7 @@ pub mod find;
 pub mod local;
 pub mod meili;
 pub mod parts;
+pub mod rank;
 pub mod sources;
 pub mod store;
 pub mod topgun;

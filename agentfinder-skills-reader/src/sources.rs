@@ -184,6 +184,10 @@ impl ArtifactSet {
             source_commit: commits.join(","),
             documents_sha256: hex::encode(sha2::Digest::finalize(digest)),
             document_count: self.document_count(),
+            settings_sha256: self
+                .leading_manifest()
+                .map(crate::meili::settings_digest)
+                .unwrap_or_default(),
         }
     }
 

@@ -196,6 +196,7 @@ async fn run(
         source_commit: identity.source_commit.clone(),
         documents_sha256: identity.documents_sha256.clone(),
         document_count: identity.document_count,
+        settings_sha256: identity.settings_sha256.clone(),
         index: index.clone(),
         loaded_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         sources,

@@ -24,7 +24,7 @@ pub use load::{load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
 pub use retry::RetryPolicy;
 pub use search::{search, search_detailed, SearchOptions, SearchResponse, SearchResult};
 pub use sidecar::{LoadedSource, LoadedState};
-pub use stale::{decide, ArtifactIdentity, Decision, StaleReason};
+pub use stale::{decide, settings_digest, ArtifactIdentity, Decision, StaleReason};
 
 /// Environment variable with the Meilisearch URL.
 pub const URL_ENV: &str = "MEILI_URL";

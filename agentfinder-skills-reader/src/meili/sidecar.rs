@@ -18,6 +18,10 @@ pub struct LoadedState {
     pub documents_sha256: String,
     /// Documents loaded.
     pub document_count: u64,
+    /// sha256 of the index settings applied (empty in a state recorded
+    /// before it was: such an index is loaded once more).
+    #[serde(default)]
+    pub settings_sha256: String,
     /// The live index.
     pub index: String,
     /// When, RFC 3339.

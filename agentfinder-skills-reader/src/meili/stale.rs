@@ -15,6 +15,8 @@ pub struct ArtifactIdentity {
     pub documents_sha256: String,
     /// Documents the NDJSON holds.
     pub document_count: u64,
+    /// sha256 of the index settings the load applies ([`settings_digest`]).
+    pub settings_sha256: String,
 }
 
 impl ArtifactIdentity {
@@ -25,8 +27,18 @@ impl ArtifactIdentity {
             source_commit: manifest.source_commit.clone(),
             documents_sha256: manifest.documents_digest(),
             document_count: manifest.document_count,
+            settings_sha256: settings_digest(manifest),
         }
     }
+}
+
+/// sha256 of the Meilisearch settings `manifest` declares: a new builder
+/// may rank the same documents differently (other stop words, say), and
+/// the live index must then be loaded again under them.
+pub fn settings_digest(manifest: &Manifest) -> String {
+    use sha2::Digest;
+    let text = serde_json::to_string(&manifest.meilisearch.settings).unwrap_or_default();
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
 }
 
 /// Why a load is needed.
@@ -36,6 +48,8 @@ pub enum StaleReason {
     NeverLoaded,
     /// The live index does not exist (a fresh or wiped Meilisearch).
     IndexMissing,
+    /// The same documents, under index settings other than those loaded.
+    SettingsChanged,
     /// The recorded state is of another artifact.
     ArtifactChanged {
         /// Commit loaded before.
@@ -59,6 +73,7 @@ impl std::fmt::Display for StaleReason {
         match self {
             Self::NeverLoaded => f.write_str("nothing recorded as loaded"),
             Self::IndexMissing => f.write_str("the live index does not exist"),
+            Self::SettingsChanged => f.write_str("the artifact declares other index settings"),
             Self::ArtifactChanged { from, to } => write!(f, "artifact changed from {from} to {to}"),
             Self::CountMismatch { expected, live } => {
                 write!(
@@ -102,6 +117,9 @@ pub fn decide(
             to: artifact.source_commit.clone(),
         });
     }
+    if state.settings_sha256 != artifact.settings_sha256 {
+        return Decision::Load(StaleReason::SettingsChanged);
+    }
     if live != artifact.document_count {
         return Decision::Load(StaleReason::CountMismatch {
             expected: artifact.document_count,
@@ -121,6 +139,7 @@ mod tests {
             source_commit: commit.into(),
             documents_sha256: sha.into(),
             document_count: count,
+            settings_sha256: "k".into(),
         }
     }
 
@@ -130,6 +149,7 @@ mod tests {
             source_commit: commit.into(),
             documents_sha256: sha.into(),
             document_count: count,
+            settings_sha256: "k".into(),
             index: "hf_skills".into(),
             loaded_at: "t".into(),
             sources: Vec::new(),
@@ -187,6 +207,23 @@ mod tests {
             decide(&a, Some(&old_schema), Some(10)),
             Decision::Load(_)
         ));
+    }
+
+    #[test]
+    fn other_settings_over_the_same_documents_reload() {
+        let mut a = artifact("a", "s", 10);
+        a.settings_sha256 = "k2".into();
+        assert_eq!(
+            decide(&a, Some(&state("a", "s", 10)), Some(10)),
+            Decision::Load(StaleReason::SettingsChanged)
+        );
+        // A state recorded before settings were (no digest) loads once.
+        let mut old = state("a", "s", 10);
+        old.settings_sha256 = String::new();
+        assert_eq!(
+            decide(&artifact("a", "s", 10), Some(&old), Some(10)),
+            Decision::Load(StaleReason::SettingsChanged)
+        );
     }
 
     #[test]
