@@ -183,10 +183,7 @@ impl Engine {
         } else {
             f64::from(query.semantic_ratio.clamp(0.0, 1.0))
         };
-        let fused = agentfinder_skills_reader::rank::fuse(&[
-            (&keyword[..], 1.0 - ratio),
-            (&vector[..], ratio),
-        ]);
+        let fused = rank::fuse(&[(&keyword, 1.0 - ratio), (&vector, ratio)]);
         let mut seen = HashSet::new();
         let mut documents = Vec::with_capacity(limit);
         // One per skill, chosen on the skill digests; only the documents

@@ -9,7 +9,7 @@
 //! [`sources`] knows where many sources live in one store and what a
 //! many-source run reports.
 //!
-//! [`rank`] is the ranking rule both engines apply.
+//! [`rank`] holds what both engines share about ranking (stop words).
 //!
 //! [`topgun`] holds TopGun's registry contract (the unified result schema,
 //! its normalisation, the adapter object and FindSkills output).

@@ -13,7 +13,7 @@ use agentfinder_skills_reader::meili::{
     sync, LoadOutcome, MeiliConfig, MeiliError, RetryPolicy, Secret, SyncError, SyncOptions,
 };
 use agentfinder_skills_reader::store::Store;
-use serde_json::{json, Value};
+use serde_json::json;
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -654,82 +654,13 @@ async fn hybrid_search_falls_back_to_keywords_when_the_index_has_no_embedder() {
         .iter()
         .map(|r| String::from_utf8_lossy(&r.body).into_owned())
         .collect();
-    // A ratio between 0 and 1 asks a keyword and a vector search (fused
-    // here); the vector one is refused, so keywords are asked again alone.
-    assert_eq!(bodies.len(), 3, "{bodies:?}");
-    let vector: Vec<&String> = bodies.iter().filter(|b| b.contains("hybrid")).collect();
-    assert_eq!(vector.len(), 1, "{bodies:?}");
     assert!(
-        vector[0].contains("\"semanticRatio\":1.0")
-            && vector[0].contains("\"showRankingScore\":true"),
+        bodies[0].contains("\"semanticRatio\":0.5")
+            && bodies[0].contains("\"showRankingScore\":true"),
         "{}",
-        vector[0]
+        bodies[0]
     );
-    assert!(!bodies[2].contains("hybrid"));
-}
-
-#[tokio::test]
-async fn a_hybrid_search_fuses_a_keyword_and_a_vector_ranking_by_rank() {
-    use agentfinder_skills_reader::meili::{search_detailed, SearchOptions};
-    use wiremock::matchers::body_string_contains;
-    let hit = |key: &str, score: f64| {
-        json!({"id": key, "skill_key": key, "repo": "o/r", "skill": key, "path": format!("{key}/SKILL.md"),
-               "kind": "skill", "_rankingScore": score})
-    };
-    let answer = |hits: Vec<Value>| {
-        ResponseTemplate::new(200).set_body_json(json!({
-            "hits": hits, "query": "q", "processingTimeMs": 1, "limit": 50, "offset": 0,
-            "estimatedTotalHits": 3
-        }))
-    };
-    let server = MockServer::start().await;
-    // The vector ranking likes c best; keywords like a, then b, then c.
-    Mock::given(method("POST"))
-        .and(path("/indexes/hf_skills/search"))
-        .and(body_string_contains("hybrid"))
-        .respond_with(answer(vec![hit("c", 0.9), hit("a", 0.8), hit("d", 0.7)]))
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/indexes/hf_skills/search"))
-        .respond_with(answer(vec![hit("a", 0.99), hit("b", 0.98), hit("c", 0.5)]))
-        .mount(&server)
-        .await;
-    let search = |ratio: f32, limit: usize| {
-        let options = SearchOptions {
-            index: INDEX.into(),
-            limit,
-            filter: None,
-            all_sections: false,
-            hybrid: Some(("default".into(), ratio)),
-        };
-        let config = config(&server);
-        async move {
-            let response = search_detailed(&config, "q", &options).await.unwrap();
-            assert_eq!(response.fallback, None);
-            response
-                .results
-                .iter()
-                .map(|r| r.metadata.skill_key.clone())
-                .collect::<Vec<_>>()
-        }
-    };
-    // Even weights: a (1st and 2nd) beats c (3rd and 1st); every skill once.
-    assert_eq!(search(0.5, 10).await, ["a", "c", "b", "d"]);
-    // Mostly vectors: c first.
-    assert_eq!(search(0.8, 2).await, ["c", "a"]);
-    // Each half was asked at least FUSED_CANDIDATES deep, one hit per skill.
-    let bodies: Vec<String> = server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
-        .collect();
-    assert_eq!(bodies.len(), 4);
-    assert!(bodies
-        .iter()
-        .all(|b| b.contains("\"limit\":50") && b.contains("\"distinct\":\"skill_key\"")));
+    assert!(!bodies[1].contains("hybrid"));
 }
 
 /// Makes the live index's stats route answer `response` (over the default).

@@ -131,83 +131,10 @@ pub async fn search_detailed(
     }
 }
 
-/// Skills each half of a fused search asks for (at least `limit`).
-pub const FUSED_CANDIDATES: usize = 50;
-
-/// A keyword search, a hybrid one at a ratio strictly between 0 and 1
-/// (fused here: see [`fuse_skills`]), or one of Meilisearch's own ranking.
 async fn keyword_or_hybrid(
     config: &MeiliConfig,
     query: &str,
     options: &SearchOptions,
-) -> Result<Vec<(Value, f64)>, MeiliError> {
-    match &options.hybrid {
-        Some((embedder, ratio)) if *ratio > 0.0 && *ratio < 1.0 && !options.all_sections => {
-            let depth = options.limit.max(FUSED_CANDIDATES);
-            let keyword = SearchOptions {
-                hybrid: None,
-                ..options.clone()
-            };
-            let semantic = SearchOptions {
-                hybrid: Some((embedder.clone(), 1.0)),
-                ..options.clone()
-            };
-            let (keyword, semantic) = futures::try_join!(
-                ranked(config, query, &keyword, depth),
-                ranked(config, query, &semantic, depth)
-            )?;
-            Ok(fuse_skills(keyword, semantic, *ratio, options.limit))
-        }
-        _ => ranked(config, query, options, options.limit).await,
-    }
-}
-
-/// Fuses the skills of a keyword search and of a vector search (each best
-/// first, one hit per skill) by reciprocal rank, weighting the vector
-/// ranking by `ratio`: the embedded engine's rule ([`crate::rank::fuse`]),
-/// rather than Meilisearch's hybrid blend of scores, which lets a sentence
-/// whose words are common outrank the skill its meaning names. Each skill
-/// keeps the hit of the ranking that placed it higher; its score is the
-/// fused one (1 = first in both).
-pub fn fuse_skills(
-    keyword: Vec<(Value, f64)>,
-    semantic: Vec<(Value, f64)>,
-    ratio: f32,
-    limit: usize,
-) -> Vec<(Value, f64)> {
-    let keys = |hits: &[(Value, f64)]| -> Vec<String> {
-        hits.iter().map(|(doc, _)| skill_key_of(doc)).collect()
-    };
-    let (keyword_keys, semantic_keys) = (keys(&keyword), keys(&semantic));
-    let ratio = f64::from(ratio.clamp(0.0, 1.0));
-    let fused = crate::rank::fuse(&[
-        (&keyword_keys[..], 1.0 - ratio),
-        (&semantic_keys[..], ratio),
-    ]);
-    let mut best: std::collections::HashMap<String, (usize, Value)> = Default::default();
-    for (hits, keys) in [(keyword, keyword_keys), (semantic, semantic_keys)] {
-        for (rank, ((doc, _), key)) in hits.into_iter().zip(keys).enumerate() {
-            match best.get(&key) {
-                Some((held, _)) if *held <= rank => {}
-                _ => {
-                    best.insert(key, (rank, doc));
-                }
-            }
-        }
-    }
-    fused
-        .into_iter()
-        .filter_map(|(key, score)| best.remove(&key).map(|(_, doc)| (doc, score)))
-        .take(limit)
-        .collect()
-}
-
-/// One search as Meilisearch ranks it, `limit` skills deep.
-async fn ranked(
-    config: &MeiliConfig,
-    query: &str,
-    options: &SearchOptions,
-    limit: usize,
 ) -> Result<Vec<(Value, f64)>, MeiliError> {
     let client = config.client()?;
     let index = client.index(&options.index);
@@ -234,11 +161,11 @@ async fn ranked(
         }
     };
     let grouped_here = !options.all_sections;
-    let results = match run(!options.all_sections, limit).await {
+    let results = match run(!options.all_sections, options.limit).await {
         Err(MeiliError::Rejected { message, .. })
             if grouped_here && message.contains("distinct") =>
         {
-            run(false, limit * 10).await?
+            run(false, options.limit * 10).await?
         }
         other => other?,
     };
@@ -246,7 +173,7 @@ async fn ranked(
         .hits
         .into_iter()
         .map(|hit| (hit.result, hit.ranking_score.unwrap_or(0.0)));
-    Ok(best_per_skill(hits, options.all_sections, limit))
+    Ok(best_per_skill(hits, options.all_sections, options.limit))
 }
 
 /// The document field one hit per skill is grouped on (schema 3).
