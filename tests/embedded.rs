@@ -27,6 +27,11 @@ fn repo() -> GitRepo {
             "Deploy a web service to the cloud",
             "# Rollback\n\nUndo a bad release with kubectl rollout undo.\n",
         ),
+        (
+            "letters",
+            "Letters from us to you, for you and with you",
+            "# To you\n\nFrom us to you, for you, with you, to you and for us.\n",
+        ),
     ] {
         repo.write(
             &format!("skills/{folder}/SKILL.md"),
@@ -78,6 +83,20 @@ fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index(
         .map(|h| h["metadata"]["skillKey"].as_str().unwrap())
         .collect();
     assert_eq!(keys.len(), hits.len());
+    // Words with no meaning of their own are not matched on: a skill that
+    // repeats them does not outrank the one the query names.
+    let out = search(
+        work.path(),
+        cache.path(),
+        &[
+            "a looping animation for you and with you",
+            "--json",
+            "--limit",
+            "1",
+        ],
+    );
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits[0]["displayName"], "gif", "{hits:#?}");
     // A typo in a name still finds it.
     let out = search(
         work.path(),

@@ -140,6 +140,11 @@ async fn sync_search_noop_live_swap_wipe_and_health() {
 
     let first = sync(&store, &config, &fx.options()).await.unwrap();
     assert!(matches!(first.outcome, LoadOutcome::Loaded(_)), "{first:?}");
+    // The live index ignores the words the artifact declares meaningless.
+    let client = config.client().unwrap();
+    let mut stop_words = client.index(&fx.index).get_stop_words().await.unwrap();
+    stop_words.sort();
+    assert_eq!(stop_words, agentfinder_skills_reader::rank::STOP_WORDS);
 
     let hits = search(&config, "merge pdf files", &fx.search_options())
         .await
