@@ -102,10 +102,10 @@ fn evaluate(
         kinds.entry(query.kind.clone()).or_default().push(position);
     }
     Outcome {
-        overall: scores(&ranks, &no_answer),
+        overall: scores(&ranks, &no_answer, &Default::default()),
         by_kind: kinds
             .into_iter()
-            .map(|(k, r)| (k, scores(&r, &[])))
+            .map(|(k, r)| (k, scores(&r, &[], &Default::default())))
             .collect(),
     }
 }

@@ -463,3 +463,48 @@ fn a_commit_built_without_the_model_is_rebuilt_with_vectors_once_the_model_is_th
         stdout(&out)
     );
 }
+
+#[test]
+fn the_embedded_engine_says_when_nothing_matches_well() {
+    let Some(dir) = model_dir() else { return };
+    let mut repo = GitRepo::new();
+    repo.write(
+        "s/pdf/SKILL.md",
+        skill(
+            "pdf",
+            "Merge, split and fill PDF files",
+            "# Merge\n\nMerge PDFs into one.\n",
+        ),
+    );
+    repo.write(
+        "s/gif/SKILL.md",
+        skill("gif", "Make looping GIFs for chat", "# Frames\n\nDraw frames.\n"),
+    );
+    repo.commit("one");
+    let work = tempfile::tempdir().unwrap();
+    let config = config_with_model(&dir, work.path());
+    let out = build(work.path(), &config, repo.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let search = |query: &str| {
+        binary()
+            .args(["search", query, "--json", "--config"])
+            .arg(&config)
+            .current_dir(work.path())
+            .env_remove("MEILI_URL")
+            .env("XDG_CACHE_HOME", work.path().join("engine-cache"))
+            .output()
+            .unwrap()
+    };
+    let out = search("merge two pdf files into one");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("no good match"), "{}", stderr(&out));
+    let hits: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits[0]["displayName"], "pdf");
+    let out = search("what is the boiling point of nitrogen");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no good match: the best similarity is 0."),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -174,10 +174,14 @@ impl Engine {
     pub fn search(&self, query: &EngineQuery<'_>) -> Result<SearchResponse, EngineError> {
         let limit = query.limit.max(1);
         let keyword = self.keyword_rows(query)?;
-        let vector = match (query.vector, &self.inner.vectors) {
+        let nearest = match (query.vector, &self.inner.vectors) {
             (Some(v), Some(_)) if query.semantic_ratio > 0.0 => self.vector_rows(v, query.source),
             _ => Vec::new(),
         };
+        let best_similarity = nearest
+            .first()
+            .map(|(_, cosine)| agentfinder_skills_reader::rank::similarity_of_cosine(*cosine));
+        let vector: Vec<u32> = nearest.into_iter().map(|(row, _)| row).collect();
         let ratio = if vector.is_empty() {
             0.0
         } else {
@@ -209,7 +213,8 @@ impl Engine {
             (Some(_), None) => Some("the artifact has no vectors: keywords only".to_string()),
             _ => None,
         };
-        let mut response = SearchResponse::from_documents(documents, fallback);
+        let mut response =
+            SearchResponse::from_documents(documents, fallback).with_similarity(best_similarity);
         for result in &mut response.results {
             result.metadata.source_type = SOURCE_TYPE.to_string();
         }
@@ -277,8 +282,8 @@ impl Engine {
         Ok(rows)
     }
 
-    /// Rows by vector similarity, best first.
-    fn vector_rows(&self, query: &[f32], source: Option<&str>) -> Vec<u32> {
+    /// Rows by vector similarity, best first, with their cosines.
+    fn vector_rows(&self, query: &[f32], source: Option<&str>) -> Vec<(u32, f32)> {
         let inner = &self.inner;
         let Some(bytes) = &inner.vectors else {
             return Vec::new();
@@ -293,9 +298,6 @@ impl Engine {
         rank::nearest(vectors, inner.meta.dimensions, query, CANDIDATES, |row| {
             wanted.is_none_or(|want| self.source_of(row) == Some(want))
         })
-        .into_iter()
-        .map(|(row, _)| row)
-        .collect()
     }
 
     fn skill_of(&self, row: u32) -> Option<u64> {

@@ -557,6 +557,12 @@ async fn run_search(args: SearchArgs, defaults: &ServingDefaults) -> Result<u8, 
     if let Some(reason) = &response.fallback {
         eprintln!("search: {reason}");
     }
+    if let Some(strength) = response.strength.filter(|s| !s.good) {
+        eprintln!(
+            "search: no good match: the best similarity is {:.3}, under {} (the store may hold no skill for this)",
+            strength.best_similarity, strength.threshold
+        );
+    }
     let results = response.results;
     if args.json || !std::io::stdout().is_terminal() {
         outln!(
@@ -700,11 +706,7 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
                     semantic_ratio: ratio,
                     store: store.clone(),
                 };
-                local
-                    .0
-                    .search(&query)
-                    .await
-                    .map(|response| response.results)
+                local.0.search(&query).await
             };
             meili::evaluate_with(local.0.name(), search, &args.semantic_ratio, &file.queries)
                 .await
@@ -719,14 +721,16 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
         );
     } else {
         outln!(
-            "{:<12} {:>7} {:>7} {:>7} {:>7} {:>16}",
+            "{:<12} {:>7} {:>7} {:>7} {:>7} {:>16} {:>18}",
             "mode",
             "queries",
             "top-1",
             "top-3",
             "MRR",
-            "no-answer score"
+            "no-answer score",
+            "flagged: none/ans"
         );
+        let share = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.3}"));
         let rows = std::iter::once((
             "keyword".to_string(),
             report.keyword,
@@ -741,12 +745,17 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
         }));
         for (mode, s, by_kind) in rows {
             outln!(
-                "{mode:<12} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3}",
+                "{mode:<12} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3} {:>18}",
                 s.queries,
                 s.top1,
                 s.top3,
                 s.mrr,
-                s.no_answer_top_score
+                s.no_answer_top_score,
+                format!(
+                    "{} / {}",
+                    share(s.no_answer_flagged),
+                    share(s.answerable_flagged)
+                )
             );
             for (kind, k) in by_kind {
                 if k.queries > 0 {
@@ -768,6 +777,10 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
             );
         }
         outln!("engine {} index {index}", report.engine);
+        outln!(
+            "flagged: the share of the queries with no answer / of the answerable ones that were called \"no good match\" (best vector similarity under {}; vectors only)",
+            crate::rank::NO_GOOD_MATCH_BELOW
+        );
     }
     Ok(0)
 }

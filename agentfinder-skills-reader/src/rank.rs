@@ -1,5 +1,5 @@
 //! What both engines share about ranking (pure): the words of a query
-//! neither matches on.
+//! neither matches on, and when a best match is too weak to be an answer.
 //!
 //! Measured through the real pipeline on a real Meilisearch 1.50 over the
 //! 89 answerable queries of `fixtures/eval/queries.json`, the engines rank
@@ -29,6 +29,44 @@ pub fn is_stop_word(word: &str) -> bool {
         .any(|stop| stop.eq_ignore_ascii_case(word))
 }
 
+/// Below this vector similarity (Meilisearch's scale: `(1 + cosine) / 2`,
+/// so 0.64 is a cosine of 0.28) the best hit is no good match: the store
+/// most likely holds no skill for the query. Measured with
+/// all-MiniLM-L6-v2 over `fixtures/eval/queries.json` (27 skills): every
+/// one of the 89 answerable queries had a best similarity of 0.649 or more,
+/// and 7 of the 8 with no answer less than 0.64 (the eighth, "fine-tune a
+/// speech recognition model on GPUs", 0.668). Another model needs its own
+/// threshold.
+pub const NO_GOOD_MATCH_BELOW: f64 = 0.64;
+
+/// Meilisearch's similarity of a cosine: `(1 + cosine) / 2`, in 0 to 1.
+pub fn similarity_of_cosine(cosine: f32) -> f64 {
+    ((1.0 + f64::from(cosine)) / 2.0).clamp(0.0, 1.0)
+}
+
+/// How well the best hit matches, when the engine ranked by vectors.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MatchStrength {
+    /// The highest vector similarity among the hits (0 to 1).
+    pub best_similarity: f64,
+    /// [`NO_GOOD_MATCH_BELOW`].
+    pub threshold: f64,
+    /// Whether `best_similarity` reaches the threshold; false means: no
+    /// good match.
+    pub good: bool,
+}
+
+impl MatchStrength {
+    /// The strength of a best similarity.
+    pub fn of(best_similarity: f64) -> Self {
+        Self {
+            best_similarity,
+            threshold: NO_GOOD_MATCH_BELOW,
+            good: best_similarity >= NO_GOOD_MATCH_BELOW,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,5 +79,14 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted, STOP_WORDS, "sorted, once each");
+    }
+
+    #[test]
+    fn a_weak_best_similarity_is_no_good_match() {
+        assert!((similarity_of_cosine(0.28) - 0.64).abs() < 1e-6);
+        assert_eq!(similarity_of_cosine(1.0), 1.0);
+        assert_eq!(similarity_of_cosine(-1.0), 0.0);
+        assert!(!MatchStrength::of(0.60).good);
+        assert!(MatchStrength::of(0.70).good);
     }
 }

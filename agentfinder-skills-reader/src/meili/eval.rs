@@ -36,6 +36,35 @@ pub struct EvalScores {
     pub mrr: f64,
     /// Mean best score on queries that have no answer (lower is better).
     pub no_answer_top_score: f64,
+    /// Share of the queries with no answer that the search called "no good
+    /// match" ([`crate::rank::NO_GOOD_MATCH_BELOW`]; higher is better);
+    /// `None` when no search said how well it matched (keywords only).
+    pub no_answer_flagged: Option<f64>,
+    /// Share of the answerable queries it called "no good match" (lower
+    /// is better); `None` likewise.
+    pub answerable_flagged: Option<f64>,
+}
+
+/// How often searches called their best hit "no good match".
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Flags {
+    /// Answerable queries flagged, of those whose strength was known.
+    pub answerable: (usize, usize),
+    /// Queries with no answer flagged, of those whose strength was known.
+    pub no_answer: (usize, usize),
+}
+
+impl Flags {
+    fn count(&mut self, answerable: bool, strength: Option<crate::rank::MatchStrength>) {
+        let Some(strength) = strength else { return };
+        let slot = if answerable {
+            &mut self.answerable
+        } else {
+            &mut self.no_answer
+        };
+        slot.0 += usize::from(!strength.good);
+        slot.1 += 1;
+    }
 }
 
 /// Scores of hybrid search at one semantic ratio.
@@ -95,16 +124,14 @@ pub async fn evaluate(
             all_sections: false,
             hybrid: ratio.map(|r| (embedder.to_string(), r)),
         };
-        search_detailed(config, &query, &options)
-            .await
-            .map(|response| response.results)
+        search_detailed(config, &query, &options).await
     };
     evaluate_with("meilisearch", search, ratios, queries).await
 }
 
 /// Runs every query with keyword search (`None`), then with hybrid search
-/// at each of `ratios`, through `search`, which returns one hit per skill,
-/// best first (10 are looked at).
+/// at each of `ratios`, through `search`, which answers with one hit per
+/// skill, best first (10 are looked at), and how well the best matches.
 pub async fn evaluate_with<F, Fut, E>(
     engine: &str,
     search: F,
@@ -113,7 +140,7 @@ pub async fn evaluate_with<F, Fut, E>(
 ) -> Result<EvalReport, E>
 where
     F: Fn(String, Option<f32>) -> Fut,
-    Fut: Future<Output = Result<Vec<super::SearchResult>, E>>,
+    Fut: Future<Output = Result<super::SearchResponse, E>>,
 {
     let (keyword, keyword_by_kind) = run_queries(&search, None, queries).await?;
     let mut hybrid = Vec::new();
@@ -140,14 +167,18 @@ async fn run_queries<F, Fut, E>(
 ) -> Result<(EvalScores, BTreeMap<String, EvalScores>), E>
 where
     F: Fn(String, Option<f32>) -> Fut,
-    Fut: Future<Output = Result<Vec<super::SearchResult>, E>>,
+    Fut: Future<Output = Result<super::SearchResponse, E>>,
 {
     let mut ranks = Vec::new();
     let mut no_answer = Vec::new();
-    let mut kinds: BTreeMap<String, (Vec<Option<usize>>, Vec<f64>)> = BTreeMap::new();
+    let mut flags = Flags::default();
+    let mut kinds: BTreeMap<String, (Vec<Option<usize>>, Vec<f64>, Flags)> = BTreeMap::new();
     for q in queries {
-        let results = search(q.query.clone(), ratio).await?;
+        let response = search(q.query.clone(), ratio).await?;
+        let results = &response.results;
         let kind = kinds.entry(q.kind.clone()).or_default();
+        flags.count(!q.expect.is_empty(), response.strength);
+        kind.2.count(!q.expect.is_empty(), response.strength);
         if q.expect.is_empty() {
             let top = results.first().map_or(0.0, |r| r.score);
             no_answer.push(top);
@@ -163,13 +194,16 @@ where
     }
     let by_kind = kinds
         .into_iter()
-        .map(|(kind, (r, n))| (kind, scores(&r, &n)))
+        .map(|(kind, (r, n, f))| (kind, scores(&r, &n, &f)))
         .collect();
-    Ok((scores(&ranks, &no_answer), by_kind))
+    Ok((scores(&ranks, &no_answer, &flags), by_kind))
 }
 
-/// Scores from the 0-based rank of the first right answer of each query.
-pub fn scores(ranks: &[Option<usize>], no_answer: &[f64]) -> EvalScores {
+/// Scores from the 0-based rank of the first right answer of each query,
+/// the best scores of queries with no answer, and the "no good match" flags.
+pub fn scores(ranks: &[Option<usize>], no_answer: &[f64], flags: &Flags) -> EvalScores {
+    let share =
+        |(flagged, known): (usize, usize)| (known > 0).then(|| flagged as f64 / known as f64);
     let n = ranks.len().max(1) as f64;
     let hits = |k: usize| ranks.iter().filter(|r| r.is_some_and(|r| r < k)).count() as f64 / n;
     EvalScores {
@@ -182,6 +216,8 @@ pub fn scores(ranks: &[Option<usize>], no_answer: &[f64]) -> EvalScores {
             .sum::<f64>()
             / n,
         no_answer_top_score: no_answer.iter().sum::<f64>() / no_answer.len().max(1) as f64,
+        no_answer_flagged: share(flags.no_answer),
+        answerable_flagged: share(flags.answerable),
     }
 }
 
@@ -228,7 +264,16 @@ mod tests {
 
     #[test]
     fn hit_rates_and_reciprocal_rank() {
-        let s = scores(&[Some(0), Some(2), None, Some(1)], &[0.2, 0.4]);
+        let flags = Flags {
+            answerable: (1, 4),
+            no_answer: (2, 2),
+        };
+        let s = scores(&[Some(0), Some(2), None, Some(1)], &[0.2, 0.4], &flags);
+        assert_eq!(
+            (s.answerable_flagged, s.no_answer_flagged),
+            (Some(0.25), Some(1.0))
+        );
+        assert_eq!(scores(&[], &[], &Flags::default()).no_answer_flagged, None);
         assert_eq!(s.queries, 4);
         assert_eq!(s.top1, 0.25);
         assert_eq!(s.top3, 0.75);

@@ -32,6 +32,9 @@ pub struct SearchResponse {
     pub documents: Vec<(Value, f64)>,
     /// Set when the index has no such embedder and keywords were used.
     pub fallback: Option<String>,
+    /// How well the best hit matches, when vectors ranked the hits
+    /// (`None` for a keyword search).
+    pub strength: Option<crate::rank::MatchStrength>,
 }
 
 impl SearchResponse {
@@ -45,7 +48,14 @@ impl SearchResponse {
                 .collect(),
             documents,
             fallback,
+            strength: None,
         }
+    }
+
+    /// The same, saying how well its best hit matches.
+    pub fn with_similarity(mut self, best_similarity: Option<f64>) -> Self {
+        self.strength = best_similarity.map(crate::rank::MatchStrength::of);
+        self
     }
 }
 
@@ -123,19 +133,23 @@ pub async fn search_detailed(
                 hybrid: None,
                 ..options.clone()
             };
-            let documents = keyword_or_hybrid(config, query, &keywords).await?;
+            let (documents, _) = keyword_or_hybrid(config, query, &keywords).await?;
             let why = format!("hybrid search unavailable ({message}); used keyword search");
             Ok(SearchResponse::from_documents(documents, Some(why)))
         }
-        other => other.map(|documents| SearchResponse::from_documents(documents, None)),
+        other => other.map(|(documents, similarity)| {
+            SearchResponse::from_documents(documents, None).with_similarity(similarity)
+        }),
     }
 }
 
+/// The hits, and (for a hybrid search) the highest vector similarity among
+/// them, from Meilisearch's ranking score details.
 async fn keyword_or_hybrid(
     config: &MeiliConfig,
     query: &str,
     options: &SearchOptions,
-) -> Result<Vec<(Value, f64)>, MeiliError> {
+) -> Result<(Vec<(Value, f64)>, Option<f64>), MeiliError> {
     let client = config.client()?;
     let index = client.index(&options.index);
     let run = |distinct: bool, limit: usize| {
@@ -153,7 +167,8 @@ async fn keyword_or_hybrid(
                     q.with_distinct(SKILL_KEY_FIELD);
                 }
                 if let Some((embedder, ratio)) = &options.hybrid {
-                    q.with_hybrid(embedder, *ratio);
+                    q.with_hybrid(embedder, *ratio)
+                        .with_show_ranking_score_details(true);
                 }
                 q.execute::<Value>().await
             })
@@ -169,11 +184,25 @@ async fn keyword_or_hybrid(
         }
         other => other?,
     };
+    let similarity = results
+        .hits
+        .iter()
+        .filter_map(|hit| {
+            hit.ranking_score_details
+                .as_ref()?
+                .get("vectorSort")?
+                .get("similarity")?
+                .as_f64()
+        })
+        .reduce(f64::max);
     let hits = results
         .hits
         .into_iter()
         .map(|hit| (hit.result, hit.ranking_score.unwrap_or(0.0)));
-    Ok(best_per_skill(hits, options.all_sections, options.limit))
+    Ok((
+        best_per_skill(hits, options.all_sections, options.limit),
+        similarity,
+    ))
 }
 
 /// The document field one hit per skill is grouped on (schema 3).

@@ -341,7 +341,7 @@ async fn answer(app: &App, params: &SearchParams) -> Response {
     let notice = notice.or(response.fallback);
     with_engine(
         StatusCode::OK,
-        json!({"engine": engine, "notice": notice, "results": response.results}),
+        json!({"engine": engine, "notice": notice, "match": response.strength, "results": response.results}),
         engine,
     )
 }
