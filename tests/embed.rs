@@ -478,7 +478,11 @@ fn the_embedded_engine_says_when_nothing_matches_well() {
     );
     repo.write(
         "s/gif/SKILL.md",
-        skill("gif", "Make looping GIFs for chat", "# Frames\n\nDraw frames.\n"),
+        skill(
+            "gif",
+            "Make looping GIFs for chat",
+            "# Frames\n\nDraw frames.\n",
+        ),
     );
     repo.commit("one");
     let work = tempfile::tempdir().unwrap();

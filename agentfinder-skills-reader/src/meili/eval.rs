@@ -169,34 +169,54 @@ where
     F: Fn(String, Option<f32>) -> Fut,
     Fut: Future<Output = Result<super::SearchResponse, E>>,
 {
-    let mut ranks = Vec::new();
-    let mut no_answer = Vec::new();
-    let mut flags = Flags::default();
-    let mut kinds: BTreeMap<String, (Vec<Option<usize>>, Vec<f64>, Flags)> = BTreeMap::new();
+    let mut all = Tally::default();
+    let mut kinds: BTreeMap<String, Tally> = BTreeMap::new();
     for q in queries {
         let response = search(q.query.clone(), ratio).await?;
-        let results = &response.results;
-        let kind = kinds.entry(q.kind.clone()).or_default();
-        flags.count(!q.expect.is_empty(), response.strength);
-        kind.2.count(!q.expect.is_empty(), response.strength);
-        if q.expect.is_empty() {
-            let top = results.first().map_or(0.0, |r| r.score);
-            no_answer.push(top);
-            kind.1.push(top);
-        } else {
-            let rank = results
-                .iter()
-                .take(10)
-                .position(|r| q.expect.contains(&r.metadata.skill));
-            ranks.push(rank);
-            kind.0.push(rank);
-        }
+        all.record(q, &response);
+        kinds
+            .entry(q.kind.clone())
+            .or_default()
+            .record(q, &response);
     }
     let by_kind = kinds
         .into_iter()
-        .map(|(kind, (r, n, f))| (kind, scores(&r, &n, &f)))
+        .map(|(kind, tally)| (kind, tally.scores()))
         .collect();
-    Ok((scores(&ranks, &no_answer, &flags), by_kind))
+    Ok((all.scores(), by_kind))
+}
+
+/// What a set of queries' searches gave.
+#[derive(Default)]
+struct Tally {
+    /// Rank of the first right answer of each answerable query.
+    ranks: Vec<Option<usize>>,
+    /// Best score of each query with no answer.
+    no_answer: Vec<f64>,
+    flags: Flags,
+}
+
+impl Tally {
+    fn record(&mut self, query: &EvalQuery, response: &super::SearchResponse) {
+        let answerable = !query.expect.is_empty();
+        self.flags.count(answerable, response.strength);
+        if answerable {
+            self.ranks.push(
+                response
+                    .results
+                    .iter()
+                    .take(10)
+                    .position(|r| query.expect.contains(&r.metadata.skill)),
+            );
+        } else {
+            self.no_answer
+                .push(response.results.first().map_or(0.0, |r| r.score));
+        }
+    }
+
+    fn scores(&self) -> EvalScores {
+        scores(&self.ranks, &self.no_answer, &self.flags)
+    }
 }
 
 /// Scores from the 0-based rank of the first right answer of each query,
