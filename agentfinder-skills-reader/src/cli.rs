@@ -59,6 +59,40 @@ pub enum ReaderCommand {
     /// TopGun's FindSkills: search every source as a registry, write the
     /// output file, print the completion block.
     Find(FindArgs),
+    /// Serve search over HTTP (GET /search, /health, /): Meilisearch when
+    /// it is up, else the binary's embedded engine (the builder's binary
+    /// has one; this crate's answers 503 without Meilisearch).
+    #[cfg(feature = "serve")]
+    Serve(ServeArgs),
+}
+
+/// `serve`.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0: any free port; the one taken is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    /// Artifact store searched and synced [default: the binary's default store].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Seconds between syncs of Meilisearch and refreshes of the embedded engine (0: only at start).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub refresh: u64,
+    /// Longest a request may take, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub request_timeout: f64,
+    /// Requests answered at once; more wait, within their timeout.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
+    /// Weight of semantic ranking in hybrid search, from 0 to 1.
+    #[arg(long, env = "AGENTFINDER_SEMANTIC_RATIO", default_value_t = DEFAULT_SEMANTIC_RATIO)]
+    pub semantic_ratio: f32,
+    /// Meilisearch index [default: the loaded one, else the binary's default].
+    #[arg(long)]
+    pub index: Option<String>,
+    #[command(flatten)]
+    pub meili: MeiliArgs,
 }
 
 impl ReaderCommand {
@@ -70,6 +104,8 @@ impl ReaderCommand {
             Self::Health(args) => &mut args.meili,
             Self::Eval(args) => &mut args.meili,
             Self::Find(args) => &mut args.meili,
+            #[cfg(feature = "serve")]
+            Self::Serve(args) => &mut args.meili,
         }
     }
 }
@@ -354,6 +390,9 @@ pub struct ServingDefaults {
     /// What `search` and `find` answer from when no Meilisearch is
     /// configured (the builder's binary: the embedded engine).
     pub local: Option<crate::local::LocalEngine>,
+    /// The index `serve` searches when neither `--index` nor a loaded
+    /// state names one (`None`: `hf_skills`).
+    pub index: Option<String>,
 }
 
 impl ServingDefaults {
@@ -377,6 +416,8 @@ pub async fn run(
         ReaderCommand::Health(args) => run_health(args, defaults).await,
         ReaderCommand::Eval(args) => run_eval(args, defaults).await,
         ReaderCommand::Find(args) => run_find(args, defaults).await,
+        #[cfg(feature = "serve")]
+        ReaderCommand::Serve(args) => run_serve(args, defaults).await,
     }
 }
 
@@ -514,6 +555,34 @@ pub fn describe_sync(report: &meili::LoadReport, config: &MeiliConfig) -> String
         report.documents,
         report.seconds
     )
+}
+
+/// `serve`, until SIGTERM or Ctrl-C.
+#[cfg(feature = "serve")]
+async fn run_serve(args: ServeArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
+    check_ratio(args.semantic_ratio)?;
+    let index = args
+        .index
+        .clone()
+        .or_else(|| meili::LoadedState::read(&args.meili.state).map(|s| s.index))
+        .or_else(|| defaults.index.clone())
+        .unwrap_or_else(|| "hf_skills".to_string());
+    let settings = crate::serve::ServeSettings {
+        addr: args.addr.clone(),
+        store: args.store.clone().unwrap_or_else(|| defaults.store.clone()),
+        store_options: defaults.store_options.clone(),
+        meili: args.meili.config(),
+        index,
+        state: args.meili.state.clone(),
+        refresh: args.refresh,
+        request_timeout: Duration::from_secs_f64(args.request_timeout.max(0.1)),
+        concurrency: args.concurrency,
+        semantic_ratio: args.semantic_ratio,
+    };
+    crate::serve::serve(settings, defaults.local.clone())
+        .await
+        .map_err(|e| CommandFailure::new(exit::FAILURE, format!("serve on {}: {e}", args.addr)))?;
+    Ok(0)
 }
 
 fn index_name(explicit: Option<String>, state: &std::path::Path) -> String {

@@ -26,6 +26,8 @@ pub mod local;
 pub mod meili;
 pub mod parts;
 pub mod rank;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod sources;
 pub mod store;
 pub mod topgun;

@@ -40,6 +40,18 @@ pub trait LocalSearch: Send + Sync {
         Box::pin(async {})
     }
 
+    /// Looks at the store again, so a new `latest/` is searched (a
+    /// long-running service calls it on its timer).
+    fn refresh(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    /// What `/health` says of it: at least `ready` (bool), and `problem`
+    /// when it is not.
+    fn status(&self) -> BoxFuture<'_, serde_json::Value> {
+        Box::pin(async { serde_json::json!({"ready": true}) })
+    }
+
     /// Its name in logs and health (`embedded`).
     fn name(&self) -> &'static str {
         "embedded"

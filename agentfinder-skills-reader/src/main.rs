@@ -1,5 +1,6 @@
 //! `agentfinder-skills-reader`: the thin binary a Space runs at start-up and
-//! on refresh (`sync`, `search`, `health`). No Markdown, no git.
+//! on refresh (`sync`, `search`, `health`), or as its search service
+//! (`serve`, over Meilisearch). No Markdown, no git, no model.
 
 use std::process::ExitCode;
 
@@ -35,6 +36,7 @@ async fn main() -> ExitCode {
         // No engine in this binary: it serves through Meilisearch only, so
         // the Space that ships it carries neither tantivy nor a model.
         local: None,
+        index: None,
     };
     match run(cli.command, &defaults).await {
         Ok(code) => ExitCode::from(code),

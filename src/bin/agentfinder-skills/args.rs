@@ -37,37 +37,8 @@ pub enum Command {
     Promote(PromoteArgs),
     /// Write the complete files of an artifact (hf-skills.ndjson, ai-catalog.json, findings.ndjson, manifest.json, _SUCCESS) into a folder.
     Materialize(MaterializeArgs),
-    /// Serve search over HTTP (GET /search, /health, /): Meilisearch when it is up, else the embedded engine.
-    Serve(ServeArgs),
     #[command(flatten)]
     Reader(ReaderCommand),
-}
-
-#[derive(Args)]
-pub struct ServeArgs {
-    /// Address to listen on (port 0: any free port; the one taken is printed).
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    pub addr: String,
-    /// Artifact store searched and synced [default: [output].store].
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
-    /// Seconds between syncs of Meilisearch and refreshes of the embedded engine (0: only at start).
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
-    pub refresh: u64,
-    /// Longest a request may take, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    pub request_timeout: f64,
-    /// Requests answered at once; more wait, within their timeout.
-    #[arg(long, default_value_t = 32)]
-    pub concurrency: usize,
-    /// Weight of semantic ranking in hybrid search, from 0 to 1.
-    #[arg(long, env = "AGENTFINDER_SEMANTIC_RATIO", default_value_t = 0.5)]
-    pub semantic_ratio: f32,
-    /// Meilisearch index [default: the loaded one, else hf_skills].
-    #[arg(long)]
-    pub index: Option<String>,
-    #[command(flatten)]
-    pub meili: MeiliArgs,
 }
 
 #[derive(Args)]

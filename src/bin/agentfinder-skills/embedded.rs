@@ -118,6 +118,24 @@ impl EmbeddedSearch {
 }
 
 impl LocalSearch for EmbeddedSearch {
+    fn refresh(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move { self.engine(None, true).await.map(|_| ()) })
+    }
+
+    fn status(&self) -> BoxFuture<'_, serde_json::Value> {
+        Box::pin(async move {
+            match self.engine(None, false).await {
+                Ok(engine) => serde_json::json!({
+                    "ready": true,
+                    "documents": engine.documents(),
+                    "sources": engine.sources(),
+                    "vectors": engine.dimensions() > 0,
+                }),
+                Err(e) => serde_json::json!({"ready": false, "problem": e}),
+            }
+        })
+    }
+
     fn prepare<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let started = std::time::Instant::now();

@@ -9,11 +9,9 @@ use clap::Parser;
 
 mod args;
 mod embedded;
-mod serve;
 
 use args::{
-    BackfillArgs, BuildArgs, Cli, Command, Common, MaterializeArgs, PromoteArgs, ServeArgs,
-    VerifyArgs,
+    BackfillArgs, BuildArgs, Cli, Command, Common, MaterializeArgs, PromoteArgs, VerifyArgs,
 };
 
 use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
@@ -71,7 +69,6 @@ fn main() -> ExitCode {
             Command::Verify(args) => run_verify(args, config).await,
             Command::Promote(args) => run_promote(args, config).await,
             Command::Materialize(args) => run_materialize(args, config).await,
-            Command::Serve(args) => run_serve(args, config).await,
             Command::Reader(command) => run_reader(command, config).await,
         }
     });
@@ -337,48 +334,6 @@ fn state_path(meili: &MeiliArgs) -> PathBuf {
     meili.state
 }
 
-async fn run_serve(args: ServeArgs, config_path: Option<&std::path::Path>) -> Result<(), Failure> {
-    let config = load_config(config_path)?;
-    if !(0.0..=1.0).contains(&args.semantic_ratio) {
-        return Err(Failure::new(
-            exit::FAILURE,
-            anyhow::anyhow!("--semantic-ratio must be between 0 and 1"),
-        ));
-    }
-    let store = args
-        .store
-        .clone()
-        .unwrap_or_else(|| config.output.store.clone());
-    let state = state_path(&args.meili);
-    let index = args
-        .index
-        .clone()
-        .or_else(|| agentfinder_skills_reader::meili::LoadedState::read(&state).map(|s| s.index))
-        .unwrap_or_else(|| config.output.index.clone());
-    let engine = embedded::EmbeddedSearch::new(
-        store.clone(),
-        config.store.clone(),
-        agentfinder_skills_engine::default_cache_dir(),
-        config.embed_settings(),
-    );
-    let settings = serve::ServeSettings {
-        addr: args.addr.clone(),
-        store,
-        store_options: config.store.clone(),
-        meili: args.meili.config(),
-        index,
-        state,
-        refresh: args.refresh,
-        request_timeout: std::time::Duration::from_secs_f64(args.request_timeout.max(0.1)),
-        concurrency: args.concurrency,
-        semantic_ratio: args.semantic_ratio,
-    };
-    serve::serve(settings, engine)
-        .await
-        .context(format!("serve on {}", args.addr))?;
-    Ok(())
-}
-
 async fn run_reader(
     command: ReaderCommand,
     config_path: Option<&std::path::Path>,
@@ -394,6 +349,7 @@ async fn run_reader(
         store: config.output.store.clone(),
         store_options: config.store.clone(),
         local: Some(embedded::shared(engine)),
+        index: Some(config.output.index.clone()),
     };
     match agentfinder_skills_reader::cli::run(command, &defaults).await {
         Ok(0) => Ok(()),

@@ -3,8 +3,10 @@
 //! `GET /search?q=&limit=&source=&format=agentfinder|topgun`, `GET /health`
 //! and `GET /` (what the service offers). Meilisearch answers when it is
 //! configured and healthy; when it is down, or a search of it fails, the
-//! embedded engine answers and the response says so (`engine`, and the
-//! `X-Search-Engine` header). A background task syncs Meilisearch and
+//! in-process engine the binary provides (the builder's: the embedded
+//! engine) answers and the response says so (`engine`, and the
+//! `X-Search-Engine` header); a binary without one (this crate's) answers
+//! 503, or TopGun's `unavailable`. A background task syncs Meilisearch and
 //! refreshes the embedded engine every `--refresh` seconds without holding
 //! up a query. Bad input is a JSON error with a 4xx; every request has a
 //! timeout and a bounded number run at once; SIGTERM and Ctrl-C drain and
@@ -21,12 +23,10 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use agentfinder_skills_reader::local::{LocalQuery, LocalSearch};
-use agentfinder_skills_reader::meili::{self, MeiliConfig, SearchOptions, SyncOptions};
-use agentfinder_skills_reader::store::{Store, StoreOptions};
-use agentfinder_skills_reader::topgun::{adapter_response, RegistryStatus};
-
-use crate::embedded::EmbeddedSearch;
+use crate::local::{LocalEngine, LocalQuery};
+use crate::meili::{self, MeiliConfig, SearchOptions, SyncOptions};
+use crate::store::{Store, StoreOptions};
+use crate::topgun::{adapter_response, RegistryStatus};
 
 /// Longest query, in bytes; a longer one is refused with 414.
 pub const MAX_QUERY_BYTES: usize = 2_048;
@@ -61,7 +61,7 @@ pub struct ServeSettings {
 
 struct App {
     settings: ServeSettings,
-    engine: EmbeddedSearch,
+    engine: Option<LocalEngine>,
     meili_up: AtomicBool,
     permits: tokio::sync::Semaphore,
     started: Instant,
@@ -69,7 +69,7 @@ struct App {
 
 /// Runs the service until SIGTERM or Ctrl-C. Prints `listening on
 /// http://<addr>` on stdout once it accepts connections.
-pub async fn serve(settings: ServeSettings, engine: EmbeddedSearch) -> std::io::Result<()> {
+pub async fn serve(settings: ServeSettings, engine: Option<LocalEngine>) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(&settings.addr).await?;
     let local = listener.local_addr()?;
     let app = Arc::new(App {
@@ -131,8 +131,10 @@ async fn refresh_loop(app: Arc<App>) {
 }
 
 async fn refresh(app: &App) {
-    if let Err(e) = app.engine.engine(None, true).await {
-        eprintln!("serve: embedded engine: {e}");
+    if let Some(engine) = &app.engine {
+        if let Err(e) = engine.0.refresh().await {
+            eprintln!("serve: {} engine: {e}", engine.0.name());
+        }
     }
     let Some(config) = &app.settings.meili else {
         return;
@@ -141,8 +143,12 @@ async fn refresh(app: &App) {
     app.meili_up.store(up, Ordering::SeqCst);
     if !up {
         eprintln!(
-            "serve: Meilisearch at {} is down; answering from the embedded engine",
-            config.display_url()
+            "serve: Meilisearch at {} is down; {}",
+            config.display_url(),
+            match &app.engine {
+                Some(engine) => format!("answering from the {} engine", engine.0.name()),
+                None => "no other engine in this binary: answering 503".to_string(),
+            }
         );
         return;
     }
@@ -155,10 +161,7 @@ async fn refresh(app: &App) {
     };
     let options = SyncOptions::latest(&app.settings.state);
     match meili::sync(&store, config, &options).await {
-        Ok(report) => eprintln!(
-            "serve: {}",
-            agentfinder_skills_reader::cli::describe_sync(&report, config)
-        ),
+        Ok(report) => eprintln!("serve: {}", crate::cli::describe_sync(&report, config)),
         Err(e) => eprintln!("serve: sync: {}", config.scrub(&e.to_string())),
     }
 }
@@ -282,7 +285,7 @@ async fn answer(app: &App, params: &SearchParams) -> Response {
         let options = SearchOptions {
             index: app.settings.index.clone(),
             limit: params.limit,
-            filter: agentfinder_skills_reader::cli::source_filter(None, params.source.as_deref()),
+            filter: crate::cli::source_filter(None, params.source.as_deref()),
             all_sections: false,
             hybrid: Some(("default".to_string(), ratio)),
         };
@@ -309,8 +312,16 @@ async fn answer(app: &App, params: &SearchParams) -> Response {
                 semantic_ratio: Some(ratio),
                 store: None,
             };
-            match app.engine.search(&query).await {
-                Ok(response) => ("embedded", response),
+            let answered = match &app.engine {
+                Some(engine) => engine.0.search(&query).await.map(|r| (engine.0.name(), r)),
+                None => Err(match &app.settings.meili {
+                    Some(_) => "Meilisearch is down and this binary has no embedded engine",
+                    None => "no Meilisearch is configured and this binary has no embedded engine",
+                }
+                .to_string()),
+            };
+            match answered {
+                Ok(found) => found,
                 Err(e) if params.topgun => {
                     let (adapter, _) = adapter_response(
                         "agentfinder",
@@ -357,24 +368,22 @@ async fn health(State(app): State<Arc<App>>) -> Response {
         &app.settings.state,
     )
     .await;
-    let embedded = match app.engine.engine(None, false).await {
-        Ok(engine) => {
-            json!({"ready": true, "documents": engine.documents(), "sources": engine.sources(), "vectors": engine.dimensions() > 0})
-        }
-        Err(e) => json!({"ready": false, "problem": e}),
+    let embedded = match &app.engine {
+        Some(engine) => engine.0.status().await,
+        None => json!({"ready": false, "problem": "this binary has no embedded engine"}),
     };
     let meili_ok = report.reachable && report.loaded;
     app.meili_up
         .store(meili_ok || app.settings.meili.is_none(), Ordering::SeqCst);
     let engine = engine_name(&app);
     let sources = match &store {
-        Ok(store) => agentfinder_skills_reader::sources::list_sources(store)
+        Ok(store) => crate::sources::list_sources(store)
             .await
             .unwrap_or_default(),
         Err(_) => Vec::new(),
     };
     let run = match &store {
-        Ok(store) => agentfinder_skills_reader::sources::latest_run(store).await,
+        Ok(store) => crate::sources::latest_run(store).await,
         Err(_) => None,
     };
     let answering = engine != "none";
@@ -411,10 +420,10 @@ fn probe(config: &MeiliConfig) -> MeiliConfig {
 
 /// Which engine answers now: `meilisearch`, `embedded`, or `none`.
 fn engine_name(app: &App) -> &'static str {
-    if app.settings.meili.is_some() && app.meili_up.load(Ordering::SeqCst) {
-        "meilisearch"
-    } else {
-        "embedded"
+    match &app.engine {
+        _ if app.settings.meili.is_some() && app.meili_up.load(Ordering::SeqCst) => "meilisearch",
+        Some(engine) => engine.0.name(),
+        None => "none",
     }
 }
 
