@@ -113,23 +113,29 @@ fn config_with_model(dir: &std::path::Path, work: &std::path::Path) -> PathBuf {
     path
 }
 
+/// A repository of two skills, `s/pdf` (description and body) and `s/gif`
+/// (description), committed once.
+fn pdf_and_gif(pdf: (&str, &str), gif: &str) -> GitRepo {
+    let mut repo = GitRepo::new();
+    repo.write("s/pdf/SKILL.md", skill("pdf", pdf.0, pdf.1));
+    repo.write(
+        "s/gif/SKILL.md",
+        skill("gif", gif, "# Frames\n\nDraw frames.\n"),
+    );
+    repo.commit("one");
+    repo
+}
+
 #[test]
 fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
     let Some(dir) = model_dir() else { return };
-    let mut repo = GitRepo::new();
-    repo.write(
-        "s/pdf/SKILL.md",
-        skill(
-            "pdf",
+    let mut repo = pdf_and_gif(
+        (
             "Read PDF files",
             "# Merge\n\nMerge PDFs.\n\n# Split\n\nSplit them.\n",
         ),
+        "Make looping GIFs",
     );
-    repo.write(
-        "s/gif/SKILL.md",
-        skill("gif", "Make looping GIFs", "# Frames\n\nDraw frames.\n"),
-    );
-    repo.commit("one");
     let work = tempfile::tempdir().unwrap();
     let config = config_with_model(&dir, work.path());
     // Builds the repository as it is now; returns the summary's vectors field.
@@ -467,24 +473,13 @@ fn a_commit_built_without_the_model_is_rebuilt_with_vectors_once_the_model_is_th
 #[test]
 fn the_embedded_engine_says_when_nothing_matches_well() {
     let Some(dir) = model_dir() else { return };
-    let mut repo = GitRepo::new();
-    repo.write(
-        "s/pdf/SKILL.md",
-        skill(
-            "pdf",
+    let repo = pdf_and_gif(
+        (
             "Merge, split and fill PDF files",
             "# Merge\n\nMerge PDFs into one.\n",
         ),
+        "Make looping GIFs for chat",
     );
-    repo.write(
-        "s/gif/SKILL.md",
-        skill(
-            "gif",
-            "Make looping GIFs for chat",
-            "# Frames\n\nDraw frames.\n",
-        ),
-    );
-    repo.commit("one");
     let work = tempfile::tempdir().unwrap();
     let config = config_with_model(&dir, work.path());
     let out = build(work.path(), &config, repo.path(), &[]);
