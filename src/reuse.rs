@@ -8,8 +8,6 @@
 //! input of those bytes, so a build that reuses is byte-identical to a cold
 //! build of the same commit.
 
-use std::collections::HashMap;
-
 use sha2::{Digest, Sha256};
 
 use agentfinder_skills_reader::artifact::{read_manifest, ReadError};
@@ -20,10 +18,12 @@ use agentfinder_skills_reader::store::Store;
 use crate::document::BuildContext;
 use crate::source::{Change, KnownChanges};
 
-/// The entries of an earlier artifact, by path.
+/// The entries of an earlier artifact, in path order. A build takes the
+/// entries it reuses out of it (no copy), so a base serves one build.
 #[derive(Debug, Default)]
 pub struct Base {
-    entries: HashMap<String, PartEntry>,
+    /// By path, sorted; the entry is `None` once taken.
+    entries: Vec<(String, Option<PartEntry>)>,
     known: KnownChanges,
     buckets: Vec<(String, usize)>,
 }
@@ -31,7 +31,9 @@ pub struct Base {
 impl Base {
     /// The base made of `entries`, built at `commit`, whose buckets are
     /// named `buckets` (by number, as in the parts index).
-    pub fn new(commit: &str, entries: Vec<PartEntry>, buckets: &[String]) -> Self {
+    pub fn new(commit: &str, mut entries: Vec<PartEntry>, buckets: &[String]) -> Self {
+        // Builds write entries in path order already: this is a check.
+        entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let mut sizes = vec![0usize; buckets.len()];
         let count = buckets.len() as u32;
         for entry in &entries {
@@ -52,7 +54,10 @@ impl Base {
             })
             .collect();
         Self {
-            entries: entries.into_iter().map(|e| (e.path.clone(), e)).collect(),
+            entries: entries
+                .into_iter()
+                .map(|e| (e.path.clone(), Some(e)))
+                .collect(),
             known: KnownChanges {
                 commit: commit.to_string(),
                 changes,
@@ -89,9 +94,19 @@ impl Base {
         )))
     }
 
-    /// The earlier entry of `path`, if it was made from the same inputs.
-    pub fn reusable(&self, path: &str, key: &str) -> Option<&PartEntry> {
-        self.entries.get(path).filter(|e| e.key == key)
+    /// Takes the earlier entry of `path`, if it was made from the same
+    /// inputs (and not taken yet).
+    pub fn take_reusable(&mut self, path: &str, key: &str) -> Option<PartEntry> {
+        let at = self
+            .entries
+            .binary_search_by(|(held, _)| held.as_str().cmp(path))
+            .ok()?;
+        let slot = &mut self.entries[at].1;
+        if slot.as_ref().is_some_and(|e| e.key == key) {
+            slot.take()
+        } else {
+            None
+        }
     }
 
     /// When each file last changed, as of the base's commit.

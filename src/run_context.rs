@@ -21,7 +21,7 @@ pub struct RunContext {
     /// Parse results by blob.
     pub parses: Arc<ParseCache>,
     /// The entries of the commit this run built last: the next one's base.
-    base: Arc<std::sync::Mutex<Option<Arc<Base>>>>,
+    base: Arc<std::sync::Mutex<Option<Base>>>,
     embed: Arc<EmbedSlot>,
 }
 
@@ -53,15 +53,18 @@ impl RunContext {
         }
     }
 
-    /// The entries of the commit this run built last, if any.
-    pub fn base(&self) -> Option<Arc<Base>> {
-        self.base.lock().ok()?.clone()
+    /// Takes the entries of the commit this run built last, if any: the
+    /// next build moves the entries it reuses out of them (commits of a
+    /// run are built one after another; a build that fails leaves the
+    /// next one to start from `latest/`).
+    pub fn take_base(&self) -> Option<Base> {
+        self.base.lock().ok()?.take()
     }
 
     /// Keeps `base` for the next commit this run builds.
     pub fn set_base(&self, base: Base) {
         if let Ok(mut slot) = self.base.lock() {
-            *slot = Some(Arc::new(base));
+            *slot = Some(base);
         }
     }
 

@@ -289,12 +289,11 @@ async fn build_new(
     .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
     let dir = staging.path().to_path_buf();
     let embedder = run.embedder(store, reporter).await?;
-    let base = match run.base() {
+    let base = match run.take_base() {
         Some(base) => Some(base),
         None => base_from_latest(store, &request.config, reporter).await,
     };
     let (assembled, mut parts) = tokio::task::spawn_blocking(move || {
-        let base = base.as_deref();
         stage::stage_artifact(
             &config,
             &snapshot,
@@ -367,13 +366,9 @@ async fn build_new(
 /// The entries of `latest/`, when it holds parts of this repository: the
 /// parse cache of a build in a new process. Unreadable, it is a warning and
 /// the build parses everything.
-async fn base_from_latest(
-    store: &Store,
-    config: &Config,
-    reporter: &Reporter,
-) -> Option<std::sync::Arc<Base>> {
+async fn base_from_latest(store: &Store, config: &Config, reporter: &Reporter) -> Option<Base> {
     match Base::from_latest(store, config.repo()).await {
-        Ok(base) => base.map(std::sync::Arc::new),
+        Ok(base) => base,
         Err(e) => {
             reporter.warn("build", format!("not reusing latest/'s parts: {e}"));
             None

@@ -32,7 +32,7 @@ pub(super) fn stage_artifact(
     reporter: &Reporter,
     run: &RunContext,
     embedder: Option<SharedEmbedder>,
-    base: Option<&Base>,
+    mut base: Option<Base>,
     dir: &std::path::Path,
 ) -> Result<(Assembled, NewParts), BuildError> {
     let cache = run.parses.as_ref();
@@ -64,7 +64,9 @@ pub(super) fn stage_artifact(
         commit: snapshot.version.id.clone(),
         commit_time: rfc3339(snapshot.version.time),
         branch: snapshot.version.branch.clone(),
-        changes: std::sync::Arc::new(snapshot.last_changed(&paths, base.map(Base::known_changes))?),
+        changes: std::sync::Arc::new(
+            snapshot.last_changed(&paths, base.as_ref().map(Base::known_changes))?,
+        ),
     };
     let io = |e: std::io::Error| BuildError::Internal(format!("staging the artifact: {e}"));
     let pack =
@@ -78,7 +80,7 @@ pub(super) fn stage_artifact(
         embedder.is_some(),
     )
     .with_embedder(embedder)
-    .with_base_buckets(base.map(Base::buckets));
+    .with_base_buckets(base.as_ref().map(Base::buckets));
 
     let tree = SkillTree::new(&skills);
     let options = config.parse_options();
@@ -98,7 +100,7 @@ pub(super) fn stage_artifact(
                     .zip(&planned)
                     .map(|(entry, (key, _))| {
                         let key = key.as_deref()?;
-                        base?.reusable(&entry.path, key).cloned()
+                        base.as_mut()?.take_reusable(&entry.path, key)
                     })
                     .collect();
                 let to_parse: Vec<&Entry> = batch
