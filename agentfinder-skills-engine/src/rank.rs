@@ -48,7 +48,7 @@ pub fn nearest(
         if !keep(row) {
             continue;
         }
-        let score: f32 = vector.iter().zip(query).map(|(a, b)| a * b).sum();
+        let score = dot(vector, query);
         if best.len() == k && best.last().is_some_and(|last| score <= last.1) {
             continue;
         }
@@ -57,6 +57,30 @@ pub fn nearest(
         best.truncate(k);
     }
     best
+}
+
+/// Lanes of [`dot`]'s partial sums.
+const LANES: usize = 16;
+
+/// The dot product of two equally long vectors, summed in [`LANES`]
+/// independent partial sums: a plain `.sum()` must add in order, which
+/// keeps the compiler from using SIMD; lanes let it (measured: the scan of
+/// 124,792 vectors of 384 dimensions is the bulk of a hybrid search).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut sums = [0.0f32; LANES];
+    let (a_lanes, b_lanes) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = a_lanes
+        .remainder()
+        .iter()
+        .zip(b_lanes.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_lanes.zip(b_lanes) {
+        for lane in 0..LANES {
+            sums[lane] += x[lane] * y[lane];
+        }
+    }
+    sums.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]
@@ -75,6 +99,16 @@ mod tests {
         let top = fuse(&[(&[1], 1.0), (&[1], 1.0)]);
         assert!((top[0].1 - 1.0).abs() < 1e-9);
         assert!(fused.iter().all(|f| f.1 > 0.0 && f.1 <= 1.0));
+    }
+
+    #[test]
+    fn the_dot_product_in_lanes_is_the_dot_product() {
+        for n in [0, 3, 16, 17, 384, 385] {
+            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - plain).abs() < 1e-4, "{n}");
+        }
     }
 
     #[test]
