@@ -32,7 +32,8 @@ impl Base {
     /// The base made of `entries`, built at `commit`, whose buckets are
     /// named `buckets` (by number, as in the parts index).
     pub fn new(commit: &str, mut entries: Vec<PartEntry>, buckets: &[String]) -> Self {
-        // Builds write entries in path order already: this is a check.
+        // Builds write entries in path order already (so this costs a
+        // pass); `take_reusable` searches by path, whatever the source.
         entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         let mut sizes = vec![0usize; buckets.len()];
         let count = buckets.len() as u32;
@@ -66,9 +67,9 @@ impl Base {
         }
     }
 
-    /// `(digest, entries)` of each of the base's buckets, by number.
-    pub fn buckets(&self) -> Vec<(String, usize)> {
-        self.buckets.clone()
+    /// Takes `(digest, entries)` of each of the base's buckets, by number.
+    pub fn take_buckets(&mut self) -> Vec<(String, usize)> {
+        std::mem::take(&mut self.buckets)
     }
 
     /// The base `latest/` of `store` offers, when it holds parts of a build

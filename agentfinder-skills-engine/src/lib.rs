@@ -241,14 +241,15 @@ impl Engine {
             .chars()
             .map(|c| if c.is_alphanumeric() { c } else { ' ' })
             .collect();
-        let meaningful: Vec<&str> = plain
+        let meaningful = plain
             .split_whitespace()
             .filter(|w| !agentfinder_skills_reader::rank::is_stop_word(w))
-            .collect();
+            .collect::<Vec<_>>()
+            .join(" ");
         let words = if meaningful.is_empty() {
-            plain.clone()
+            plain
         } else {
-            meaningful.join(" ")
+            meaningful
         };
         let (parsed, _) = parser.parse_query_lenient(&words);
         let parsed: Box<dyn Query> = match query.source {

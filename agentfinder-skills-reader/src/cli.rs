@@ -561,12 +561,11 @@ pub fn describe_sync(report: &meili::LoadReport, config: &MeiliConfig) -> String
 #[cfg(feature = "serve")]
 async fn run_serve(args: ServeArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
     check_ratio(args.semantic_ratio)?;
-    let index = args
-        .index
-        .clone()
-        .or_else(|| meili::LoadedState::read(&args.meili.state).map(|s| s.index))
-        .or_else(|| defaults.index.clone())
-        .unwrap_or_else(|| "hf_skills".to_string());
+    let index = index_or(
+        args.index.clone(),
+        &args.meili.state,
+        defaults.index.as_deref().unwrap_or(DEFAULT_INDEX),
+    );
     let settings = crate::serve::ServeSettings {
         addr: args.addr.clone(),
         store: args.store.clone().unwrap_or_else(|| defaults.store.clone()),
@@ -585,10 +584,19 @@ async fn run_serve(args: ServeArgs, defaults: &ServingDefaults) -> Result<u8, Co
     Ok(0)
 }
 
+/// The index when nothing names one.
+const DEFAULT_INDEX: &str = "hf_skills";
+
+/// `explicit`, else the index the loaded state records, else [`DEFAULT_INDEX`].
 fn index_name(explicit: Option<String>, state: &std::path::Path) -> String {
+    index_or(explicit, state, DEFAULT_INDEX)
+}
+
+/// `explicit`, else the index the loaded state records, else `otherwise`.
+fn index_or(explicit: Option<String>, state: &std::path::Path, otherwise: &str) -> String {
     explicit
         .or_else(|| meili::LoadedState::read(state).map(|s| s.index))
-        .unwrap_or_else(|| "hf_skills".to_string())
+        .unwrap_or_else(|| otherwise.to_string())
 }
 
 async fn run_search(args: SearchArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {

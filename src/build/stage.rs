@@ -80,7 +80,7 @@ pub(super) fn stage_artifact(
         embedder.is_some(),
     )
     .with_embedder(embedder)
-    .with_base_buckets(base.as_ref().map(Base::buckets));
+    .with_base_buckets(base.as_mut().map(Base::take_buckets));
 
     let tree = SkillTree::new(&skills);
     let options = config.parse_options();
