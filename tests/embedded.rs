@@ -105,6 +105,14 @@ fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index(
     );
     let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(hits[0]["displayName"], "deploy", "{hits:#?}");
+    // ... but not in a word under five letters, as Meilisearch allows them.
+    let out = search(work.path(), cache.path(), &["gfi", "--json"]);
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
+    assert!(
+        hits.as_array()
+            .is_none_or(|hits| hits.iter().all(|h| h["displayName"] != "gif")),
+        "{hits:#?}"
+    );
 
     // The local index was built once, under a key of the artifact.
     let engine = cache.path().join("agentfinder-skills/engine");

@@ -8,6 +8,8 @@
 //! <cache>/<key>/skills.bin      u64 per row: a digest of its skill key (one hit per skill
 //!                               is chosen without reading documents)
 //! <cache>/<key>/vectors.f32     dimensions f32 per row (zeros for a row without one)
+//! <cache>/<key>/vectors.sign    the sign bits of each row's vector, in u64 words
+//!                               (the shortlist a search scores exactly)
 //! <cache>/<key>/meta.json       key, rows, dimensions, sources, embedder
 //! ```
 //!
@@ -30,7 +32,7 @@ use agentfinder_skills_reader::sources::ArtifactSet;
 use crate::EngineError;
 
 /// Version of the local index's layout; a change builds new folders.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 4;
 
 /// The searchable fields and how much a match in each counts (the order
 /// of Meilisearch's `searchableAttributes`, most important first).
@@ -183,6 +185,8 @@ struct Sink {
     source_rows: BufWriter<std::fs::File>,
     skill_rows: BufWriter<std::fs::File>,
     vectors: BufWriter<std::fs::File>,
+    signs: BufWriter<std::fs::File>,
+    sign_buffer: Vec<u64>,
     written: u64,
     rows: u64,
     dimensions: usize,
@@ -211,6 +215,8 @@ impl Sink {
             source_rows: file("sources.bin")?,
             skill_rows: file("skills.bin")?,
             vectors: file("vectors.f32")?,
+            signs: file("vectors.sign")?,
+            sign_buffer: Vec::new(),
             written: 0,
             rows: 0,
             dimensions: 0,
@@ -296,9 +302,13 @@ impl Sink {
             if let Some(v) = &vector {
                 self.dimensions = v.len();
                 // Earlier rows had none: zeros keep rows aligned.
+                let words = crate::rank::sign_words(self.dimensions);
                 for _ in 0..row {
                     self.vectors
                         .write_all(bytemuck::cast_slice(&vec![0f32; self.dimensions]))
+                        .map_err(io)?;
+                    self.signs
+                        .write_all(bytemuck::cast_slice(&vec![0u64; words]))
                         .map_err(io)?;
                 }
             }
@@ -309,6 +319,11 @@ impl Sink {
             self.vectors
                 .write_all(bytemuck::cast_slice(&v))
                 .map_err(io)?;
+            self.sign_buffer.clear();
+            crate::rank::push_sign_bits(&v, &mut self.sign_buffer);
+            self.signs
+                .write_all(bytemuck::cast_slice(&self.sign_buffer))
+                .map_err(io)?;
         }
         self.rows += 1;
         Ok(())
@@ -317,6 +332,20 @@ impl Sink {
     fn finish(mut self, key: &str, embedder: Option<Value>) -> Result<(), EngineError> {
         let io = |e: std::io::Error| EngineError::Io(e.to_string());
         self.writer.commit().map_err(EngineError::index)?;
+        // One segment: a search then prunes over one posting list per term
+        // instead of one per segment (measured on 124,792 documents in 4
+        // segments: a query of common words 13 ms, in one, 9.8 ms).
+        let segments = self
+            .writer
+            .index()
+            .searchable_segment_ids()
+            .map_err(EngineError::index)?;
+        if segments.len() > 1 {
+            self.writer
+                .merge(&segments)
+                .wait()
+                .map_err(EngineError::index)?;
+        }
         self.writer
             .wait_merging_threads()
             .map_err(EngineError::index)?;
@@ -329,6 +358,7 @@ impl Sink {
             self.source_rows,
             self.skill_rows,
             self.vectors,
+            self.signs,
         ] {
             file.flush().map_err(io)?;
             file.get_ref().sync_all().map_err(io)?;

@@ -1,4 +1,5 @@
-//! Fusing a keyword ranking and a vector ranking into one (pure).
+//! Fusing a keyword ranking and a vector ranking into one, and finding a
+//! query's nearest vectors (pure).
 //!
 //! Reciprocal rank fusion: a document's score is the sum over the rankings
 //! that hold it of `1 / (K + rank)` (rank from 1). It needs no score
@@ -59,6 +60,108 @@ pub fn nearest(
     best
 }
 
+/// 64-bit words of one row's sign bits.
+pub fn sign_words(dimensions: usize) -> usize {
+    dimensions.div_ceil(64)
+}
+
+/// Appends the sign bits of `vector` to `out`: bit `i % 64` of word
+/// `i / 64` is set when component `i` is above zero. One bit a dimension is
+/// 32 times less to read than the f32 components, and the Hamming distance
+/// between two rows' bits ranks them close to how their cosine does.
+pub fn push_sign_bits(vector: &[f32], out: &mut Vec<u64>) {
+    for chunk in vector.chunks(64) {
+        let mut word = 0u64;
+        for (bit, x) in chunk.iter().enumerate() {
+            if *x > 0.0 {
+                word |= 1 << bit;
+            }
+        }
+        out.push(word);
+    }
+}
+
+/// The `k` nearest rows as [`nearest`] finds them, without reading every
+/// vector: the Hamming distance of each row's sign bits (`bits`, from
+/// [`push_sign_bits`]) to the query's picks `shortlist` candidates (at
+/// least `k`), and only those are scored exactly from `vectors`. A row the
+/// exact scan would rank in the top `k` is missed only when its bits are
+/// farther than `shortlist` others' (`cargo bench --bench vector_eval`
+/// measures how often).
+pub fn nearest_shortlisted(
+    bits: &[u64],
+    vectors: &[f32],
+    dimensions: usize,
+    query: &[f32],
+    k: usize,
+    shortlist: usize,
+    keep: impl Fn(u32) -> bool,
+) -> Vec<(u32, f32)> {
+    let words = sign_words(dimensions);
+    if dimensions == 0 || query.len() != dimensions || k == 0 || words == 0 {
+        return Vec::new();
+    }
+    let mut wanted = Vec::with_capacity(words);
+    push_sign_bits(query, &mut wanted);
+    // Distances fit in u16 (at most `dimensions`); u16::MAX marks a row
+    // `keep` refuses.
+    let excluded = u16::MAX;
+    let distances: Vec<u16> = bits
+        .chunks_exact(words)
+        .enumerate()
+        .map(|(row, row_bits)| {
+            if !keep(row as u32) {
+                return excluded;
+            }
+            row_bits
+                .iter()
+                .zip(&wanted)
+                .map(|(a, b)| (a ^ b).count_ones() as u16)
+                .sum()
+        })
+        .collect();
+    // The shortlist is every row under the distance at which the count of
+    // closer rows reaches `shortlist` (a counting pass, no sort), then rows
+    // at that distance in row order until it is full.
+    let shortlist = shortlist.max(k);
+    let mut histogram = vec![0usize; dimensions + 1];
+    for d in distances.iter().filter(|d| **d != excluded) {
+        histogram[usize::from(*d).min(dimensions)] += 1;
+    }
+    let mut threshold = dimensions;
+    let mut below = 0;
+    for (distance, count) in histogram.iter().enumerate() {
+        if below + count >= shortlist {
+            threshold = distance;
+            break;
+        }
+        below += count;
+    }
+    let mut room_at_threshold = shortlist.saturating_sub(below);
+    let mut best: Vec<(u32, f32)> = Vec::with_capacity(shortlist);
+    for (row, distance) in distances.iter().enumerate() {
+        let distance = usize::from(*distance);
+        let take = if distance < threshold {
+            true
+        } else if distance == threshold && room_at_threshold > 0 {
+            room_at_threshold -= 1;
+            true
+        } else {
+            false
+        };
+        if !take {
+            continue;
+        }
+        let at = row * dimensions;
+        if let Some(vector) = vectors.get(at..at + dimensions) {
+            best.push((row as u32, dot(vector, query)));
+        }
+    }
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    best.truncate(k);
+    best
+}
+
 /// Lanes of [`dot`]'s partial sums.
 const LANES: usize = 16;
 
@@ -99,6 +202,108 @@ mod tests {
         let top = fuse(&[(&[1], 1.0), (&[1], 1.0)]);
         assert!((top[0].1 - 1.0).abs() < 1e-9);
         assert!(fused.iter().all(|f| f.1 > 0.0 && f.1 <= 1.0));
+    }
+
+    /// Unit vectors of a seeded pseudo-random walk, some close to others.
+    fn unit_vectors(rows: usize, dimensions: usize) -> Vec<f32> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f32 / (1u64 << 53) as f32 - 0.5
+        };
+        let mut out = Vec::with_capacity(rows * dimensions);
+        let mut previous = vec![0f32; dimensions];
+        for row in 0..rows {
+            // Every third row is a near copy of the one before it.
+            let mut v: Vec<f32> = (0..dimensions)
+                .map(|i| {
+                    if row % 3 == 1 {
+                        previous[i] + 0.1 * next()
+                    } else {
+                        next()
+                    }
+                })
+                .collect();
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-9);
+            v.iter_mut().for_each(|x| *x /= norm);
+            previous.clone_from(&v);
+            out.extend_from_slice(&v);
+        }
+        out
+    }
+
+    fn bits_of(vectors: &[f32], dimensions: usize) -> Vec<u64> {
+        let mut bits = Vec::new();
+        for v in vectors.chunks_exact(dimensions) {
+            push_sign_bits(v, &mut bits);
+        }
+        bits
+    }
+
+    #[test]
+    fn sign_bits_are_one_per_dimension_above_zero() {
+        let mut bits = Vec::new();
+        let mut v = vec![-1.0f32; 70];
+        v[0] = 0.5;
+        v[63] = 0.1;
+        v[64] = 2.0;
+        v[69] = 0.0; // zero is not above zero
+        push_sign_bits(&v, &mut bits);
+        assert_eq!(bits, [1 | (1 << 63), 1]);
+        assert_eq!(sign_words(70), 2);
+        assert_eq!(sign_words(384), 6);
+    }
+
+    #[test]
+    fn a_shortlist_as_long_as_the_rows_is_the_exact_scan() {
+        let dimensions = 48;
+        let vectors = unit_vectors(300, dimensions);
+        let bits = bits_of(&vectors, dimensions);
+        let query = &vectors[5 * dimensions..6 * dimensions];
+        let exact = nearest(&vectors, dimensions, query, 20, |_| true);
+        let full = nearest_shortlisted(&bits, &vectors, dimensions, query, 20, 300, |_| true);
+        assert_eq!(exact, full);
+        // The query's own row is found first by its bits, with any shortlist.
+        let short = nearest_shortlisted(&bits, &vectors, dimensions, query, 5, 5, |_| true);
+        assert_eq!(short[0].0, 5);
+        assert_eq!(short.len(), 5);
+        // Scores are the exact ones.
+        for (row, score) in &short {
+            let (_, exact_score) = exact
+                .iter()
+                .find(|(r, _)| r == row)
+                .copied()
+                .unwrap_or((0, *score));
+            assert!((score - exact_score).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn a_shortlist_finds_most_of_the_exact_neighbours_and_obeys_keep() {
+        let dimensions = 96;
+        let vectors = unit_vectors(3000, dimensions);
+        let bits = bits_of(&vectors, dimensions);
+        let (mut found, mut wanted) = (0, 0);
+        for q in (0..3000).step_by(97) {
+            let query = &vectors[q * dimensions..(q + 1) * dimensions];
+            let exact = nearest(&vectors, dimensions, query, 10, |_| true);
+            let short = nearest_shortlisted(&bits, &vectors, dimensions, query, 10, 300, |_| true);
+            wanted += exact.len();
+            found += exact.iter().filter(|e| short.contains(e)).count();
+        }
+        // A 10% shortlist of random unit vectors keeps most exact neighbours;
+        // a broken distance (or a shortlist in row order) keeps about 10%.
+        assert!(found * 10 >= wanted * 7, "{found} of {wanted}");
+        let query = &vectors[..dimensions];
+        let odd = nearest_shortlisted(&bits, &vectors, dimensions, query, 10, 100, |r| r % 2 == 1);
+        assert_eq!(odd.len(), 10);
+        assert!(odd.iter().all(|(r, _)| r % 2 == 1));
+        assert!(
+            nearest_shortlisted(&bits, &vectors, dimensions, &query[1..], 10, 100, |_| true)
+                .is_empty()
+        );
     }
 
     #[test]
