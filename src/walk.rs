@@ -54,9 +54,13 @@ impl WalkRules {
 
     /// Whether `path` is a skill file.
     pub fn matches(&self, path: &str) -> bool {
-        let mut folders = path.split('/').rev().skip(1);
-        !folders.any(|dir| self.exclude_dirs.iter().any(|x| x == dir))
-            && self.include.is_match(path)
+        // The globs first: they refuse almost every path of a tree at once
+        // (by its file name), and splitting each path of the tree into
+        // folders first was 8% of a backfill's commit (perf, AgentWorkers).
+        self.include.is_match(path) && {
+            let mut folders = path.split('/').rev().skip(1);
+            !folders.any(|dir| self.exclude_dirs.iter().any(|x| x == dir))
+        }
     }
 }
 
