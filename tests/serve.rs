@@ -21,9 +21,15 @@ struct Server {
 impl Server {
     /// Builds `repo` into `work` and serves it; `env` adds variables.
     fn start(work: &Path, cache: &Path, env: &[(&str, &str)]) -> Self {
+        Self::start_with(work, cache, &[], env)
+    }
+
+    /// As [`Server::start`], with more arguments to `serve`.
+    fn start_with(work: &Path, cache: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut command = binary();
         command
             .args(["serve", "--addr", "127.0.0.1:0", "--refresh", "0"])
+            .args(args)
             .current_dir(work)
             .env_remove("MEILI_URL")
             .env_remove("MEILI_MASTER_KEY")
@@ -119,6 +125,24 @@ fn built() -> (GitRepo, tempfile::TempDir, tempfile::TempDir) {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     (repo, work, tempfile::tempdir().unwrap())
+}
+
+#[test]
+fn serve_searches_the_store_it_is_given_not_its_folders_default() {
+    let (_repo, work, cache) = built();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let store = work.path().join("artifacts");
+    let server = Server::start_with(
+        elsewhere.path(),
+        cache.path(),
+        &["--store", store.to_str().unwrap()],
+        &[],
+    );
+    let (status, _, body) = server.json("/search?q=animated+gif&limit=1");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["results"][0]["displayName"], "gif");
+    let (_, _, health) = server.json("/health");
+    assert_eq!(health["embedded"]["ready"], true, "{health:#}");
 }
 
 #[test]

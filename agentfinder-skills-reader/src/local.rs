@@ -42,13 +42,15 @@ pub trait LocalSearch: Send + Sync {
 
     /// Looks at the store again, so a new `latest/` is searched (a
     /// long-running service calls it on its timer).
-    fn refresh(&self) -> BoxFuture<'_, Result<(), String>> {
+    fn refresh<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, Result<(), String>> {
+        let _ = store;
         Box::pin(async { Ok(()) })
     }
 
     /// What `/health` says of it: at least `ready` (bool), and `problem`
     /// when it is not.
-    fn status(&self) -> BoxFuture<'_, serde_json::Value> {
+    fn status<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, serde_json::Value> {
+        let _ = store;
         Box::pin(async { serde_json::json!({"ready": true}) })
     }
 

@@ -132,7 +132,7 @@ async fn refresh_loop(app: Arc<App>) {
 
 async fn refresh(app: &App) {
     if let Some(engine) = &app.engine {
-        if let Err(e) = engine.0.refresh().await {
+        if let Err(e) = engine.0.refresh(Some(&app.settings.store)).await {
             eprintln!("serve: {} engine: {e}", engine.0.name());
         }
     }
@@ -310,7 +310,8 @@ async fn answer(app: &App, params: &SearchParams) -> Response {
                 limit: params.limit,
                 source: params.source.clone(),
                 semantic_ratio: Some(ratio),
-                store: None,
+                // The store serve was given, not the binary's default.
+                store: Some(app.settings.store.clone()),
             };
             let answered = match &app.engine {
                 Some(engine) => engine.0.search(&query).await.map(|r| (engine.0.name(), r)),
@@ -369,7 +370,7 @@ async fn health(State(app): State<Arc<App>>) -> Response {
     )
     .await;
     let embedded = match &app.engine {
-        Some(engine) => engine.0.status().await,
+        Some(engine) => engine.0.status(Some(&app.settings.store)).await,
         None => json!({"ready": false, "problem": "this binary has no embedded engine"}),
     };
     let meili_ok = report.reachable && report.loaded;

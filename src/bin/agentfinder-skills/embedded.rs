@@ -118,13 +118,13 @@ impl EmbeddedSearch {
 }
 
 impl LocalSearch for EmbeddedSearch {
-    fn refresh(&self) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(async move { self.engine(None, true).await.map(|_| ()) })
+    fn refresh<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move { self.engine(store, true).await.map(|_| ()) })
     }
 
-    fn status(&self) -> BoxFuture<'_, serde_json::Value> {
+    fn status<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, serde_json::Value> {
         Box::pin(async move {
-            match self.engine(None, false).await {
+            match self.engine(store, false).await {
                 Ok(engine) => serde_json::json!({
                     "ready": true,
                     "documents": engine.documents(),
