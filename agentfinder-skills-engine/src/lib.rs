@@ -5,7 +5,8 @@
 //! cache folder keyed by the artifacts' digests ([`local_index`]), and opens
 //! it; a later open of the same artifacts reuses the folder. [`Engine::search`]
 //! ranks with BM25 over the searchable fields (weighted as Meilisearch's
-//! `searchableAttributes` order them, one typo allowed in names and titles)
+//! `searchableAttributes` order them, one typo allowed in names and titles
+//! in words of 5 letters or more)
 //! and, given the query's vector, with the artifact's own vectors; the two
 //! rankings are fused ([`rank`]) and the best document of each skill is
 //! kept. Results are the reader's [`SearchResponse`], so every output shape

@@ -86,7 +86,7 @@ pub fn push_sign_bits(vector: &[f32], out: &mut Vec<u64>) {
 /// [`push_sign_bits`]) to the query's picks `shortlist` candidates (at
 /// least `k`), and only those are scored exactly from `vectors`. A row the
 /// exact scan would rank in the top `k` is missed only when its bits are
-/// farther than `shortlist` others' (`cargo bench --bench vector_eval`
+/// farther than `shortlist` others' (`cargo bench -p agentfinder-skills-engine --bench shortlist`
 /// measures how often).
 pub fn nearest_shortlisted(
     bits: &[u64],
