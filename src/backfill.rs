@@ -4,8 +4,10 @@
 //! commit that lacks a complete artifact; complete ones are skipped without
 //! reading them, so a backfill stopped by a crash or Ctrl-C continues where
 //! it stopped. Each distinct SKILL.md blob is parsed once per run and reused
-//! by every commit that contains it (see [`ParseCache`]). `latest/` is left
-//! alone unless `--promote-newest`.
+//! by every commit that contains it (see [`ParseCache`]), and a commit whose
+//! parent was the one built just before is planned from that build and the
+//! files the commit changed, not from a listing of its tree (see
+//! `build::plan`). `latest/` is left alone unless `--promote-newest`.
 
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -112,6 +114,9 @@ pub struct BackfillSummary {
     pub parsed: u64,
     /// Skill files reused from an earlier commit of this run.
     pub reused: u64,
+    /// Commits built from their parent's build and their own diff, not
+    /// from a listing of the whole tree.
+    pub patched: usize,
     /// Texts embedded by the model in this run.
     pub embedded: u64,
     /// Vectors reused from the cache in this run.
@@ -141,6 +146,7 @@ impl BackfillSummary {
             "documents": self.documents,
             "parsed": self.parsed,
             "reused": self.reused,
+            "patched": self.patched,
             "vectors_embedded": self.embedded,
             "vectors_cached": self.cached,
             "latest": latest,
@@ -159,7 +165,7 @@ impl BackfillSummary {
             Some((commit, Promotion::Promoted { .. })) => format!("promoted:{commit}"),
         };
         format!(
-            "backfill: shard={shard} commits={} built={} already={} failed={} documents={} parsed={} reused={} vectors={}+{}cached latest={latest} store={store} seconds={:.2}",
+            "backfill: shard={shard} commits={} built={} already={} failed={} documents={} parsed={} reused={} patched={} vectors={}+{}cached latest={latest} store={store} seconds={:.2}",
             self.selected,
             self.built,
             self.already,
@@ -167,6 +173,7 @@ impl BackfillSummary {
             self.documents,
             self.parsed,
             self.reused,
+            self.patched,
             self.embedded,
             self.cached,
             self.seconds
@@ -239,6 +246,7 @@ pub async fn backfill(
                         BuildStatus::AlreadyBuilt => summary.already += 1,
                     }
                     summary.documents += built.documents;
+                    summary.patched += usize::from(built.patched);
                     entries_reused += built.reused;
                     summary.embedded += built.embedded;
                     summary.cached += built.cached;

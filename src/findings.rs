@@ -10,8 +10,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
-use serde_json::json;
-
 use agentfinder_skills_reader::contract::{BuildWarning, SkippedFile, MANIFEST_EXAMPLES_PER_CLASS};
 
 use crate::diagnostics::{Finding, WarningClass};
@@ -96,29 +94,53 @@ impl<W: Write> FindingsLog<W> {
     /// one file (an earlier build's, or this one's), leaving out its
     /// `duplicate-name` warnings: those span files and are settled anew.
     pub fn replay_own(&mut self, lines: &str) -> std::io::Result<()> {
-        for line in lines.lines() {
-            let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+        self.out.write_all(own_lines(lines).as_bytes())?;
+        self.count_own(lines);
+        Ok(())
+    }
+
+    /// Counts what [`FindingsLog::replay_own`] would record, writing nothing.
+    pub fn count_own(&mut self, lines: &str) {
+        for text in lines.lines() {
+            // Its class first, then the rest only for a kept example: a
+            // backfill counts every finding of every commit (17,000 per
+            // commit in a real collection).
+            let Ok(class) = serde_json::from_str::<ClassOf<'_>>(text) else {
                 continue;
             };
-            let text = |key: &str| value[key].as_str().unwrap_or_default().to_string();
-            let class = text("class");
-            if class == WarningClass::DuplicateName.as_str() {
+            if class.class == WarningClass::DuplicateName.as_str() {
                 continue;
             }
-            self.out.write_all(line.as_bytes())?;
-            self.out.write_all(b"\n")?;
-            if value["severity"] == "skipped" {
+            let skipped = class.severity == "skipped";
+            let counts = match skipped {
+                true => &mut self.summary.skipped_counts,
+                false => &mut self.summary.warning_counts,
+            };
+            let counted = counts.get(class.class.as_ref()).copied().unwrap_or(0);
+            if counted >= MANIFEST_EXAMPLES_PER_CLASS as u64 {
+                if let Some(count) = counts.get_mut(class.class.as_ref()) {
+                    *count += 1;
+                }
+                continue;
+            }
+            let Ok(line) = serde_json::from_str::<OwnLine<'_>>(text) else {
+                continue;
+            };
+            if skipped {
                 self.count_skip(SkippedFile {
-                    path: text("path"),
-                    class,
-                    reason: text("message"),
+                    path: line.path.into_owned(),
+                    class: line.class.into_owned(),
+                    reason: line.message.into_owned(),
                 });
             } else {
-                let at = value["line"].as_u64().map(|l| l as usize);
-                self.count_warning(&text("path"), at, &class, &text("message"));
+                self.count_warning(&line.path, line.line, &line.class, &line.message);
             }
         }
-        Ok(())
+    }
+
+    /// Counts a warning about `path`, writing nothing.
+    pub fn count(&mut self, path: &str, finding: &Finding) {
+        self.count_warning(path, finding.line, finding.class.as_str(), &finding.message);
     }
 
     fn count_warning(&mut self, path: &str, line: Option<usize>, class: &str, message: &str) {
@@ -158,27 +180,93 @@ impl<W: Write + Default> FindingsLog<W> {
 
 /// The `findings.ndjson` line of a warning about `path`.
 pub fn finding_line(path: &str, finding: &Finding) -> String {
-    let line = json!({"severity": "warning", "path": path, "line": finding.line,
-                      "class": finding.class.as_str(), "message": finding.message});
-    format!("{line}\n")
+    line_text(&LineOut {
+        class: finding.class.as_str(),
+        line: Some(finding.line),
+        message: &finding.message,
+        path,
+        severity: "warning",
+    })
+}
+
+/// A line of `findings.ndjson` as it is written: the keys in the order
+/// `serde_json`'s map gives them (sorted), which files already written use.
+#[derive(serde::Serialize)]
+struct LineOut<'a> {
+    class: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<Option<usize>>,
+    message: &'a str,
+    path: &'a str,
+    severity: &'a str,
+}
+
+/// A line, serialised without building a map first (a backfill writes the
+/// `duplicate-name` lines of every commit anew).
+fn line_text(line: &LineOut<'_>) -> String {
+    let mut text = serde_json::to_string(line).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The class of a line of `findings.ndjson` (the rest is skipped unread).
+#[derive(serde::Deserialize)]
+struct ClassOf<'a> {
+    #[serde(borrow)]
+    class: std::borrow::Cow<'a, str>,
+    severity: &'a str,
+}
+
+/// One line of `findings.ndjson`, as [`FindingsLog::count_own`] reads it.
+#[derive(serde::Deserialize)]
+struct OwnLine<'a> {
+    #[serde(borrow)]
+    path: std::borrow::Cow<'a, str>,
+    #[serde(default)]
+    line: Option<usize>,
+    #[serde(borrow)]
+    class: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    message: std::borrow::Cow<'a, str>,
+}
+
+/// A file's findings lines without its `duplicate-name` warnings (the
+/// class as [`finding_line`] writes it: a quote inside a message is
+/// escaped, so no message can hold this text).
+pub fn own_lines(lines: &str) -> std::borrow::Cow<'_, str> {
+    const DUPLICATE: &str = "\"class\":\"duplicate-name\"";
+    if !lines.contains(DUPLICATE) {
+        return std::borrow::Cow::Borrowed(lines);
+    }
+    let kept: String = lines
+        .split_inclusive('\n')
+        .filter(|line| !line.contains(DUPLICATE))
+        .collect();
+    std::borrow::Cow::Owned(kept)
 }
 
 /// The `findings.ndjson` line of a skipped file.
 pub fn skip_line(skipped: &SkippedFile) -> String {
-    let line = json!({"severity": "skipped", "path": skipped.path, "class": skipped.class,
-                      "message": skipped.reason});
-    format!("{line}\n")
+    line_text(&LineOut {
+        class: &skipped.class,
+        line: None,
+        message: &skipped.reason,
+        path: &skipped.path,
+        severity: "skipped",
+    })
 }
 
-/// The files whose skill name another file also uses, each with the one
-/// its `duplicate-name` warning names: the first other file (in the given
-/// order) that uses it. Memory holds two paths per name.
-pub fn duplicate_names<'a>(
-    named: impl Iterator<Item = (&'a str, &'a str)>,
-) -> HashMap<String, String> {
-    let mut first_two: HashMap<&str, (&str, Option<&str>)> = HashMap::new();
-    let named: Vec<(&str, &str)> = named.collect();
-    for &(path, name) in &named {
+/// For each `(path, name)`, in order, the file its `duplicate-name`
+/// warning names when another file uses its name: the first other file
+/// (in the given order) that uses it; `None` for a unique or missing name.
+/// Memory holds two paths per name.
+pub fn duplicate_names<'a>(named: &[(&'a str, Option<&'a str>)]) -> Vec<Option<&'a str>> {
+    // foldhash: every name of every commit of a backfill is hashed here,
+    // and SipHash's resistance to chosen keys buys nothing for names.
+    let mut first_two: HashMap<&str, (&str, Option<&str>), foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(named.len(), Default::default());
+    for &(path, name) in named {
+        let Some(name) = name else { continue };
         first_two
             .entry(name)
             .and_modify(|uses| {
@@ -187,11 +275,14 @@ pub fn duplicate_names<'a>(
             .or_insert((path, None));
     }
     named
-        .into_iter()
-        .filter_map(|(path, name)| {
-            let (first, second) = first_two.get(name)?;
-            let other = if *first == path { (*second)? } else { *first };
-            Some((path.to_string(), other.to_string()))
+        .iter()
+        .map(|&(path, name)| {
+            let (first, second) = first_two.get(name?)?;
+            if *first == path {
+                *second
+            } else {
+                Some(*first)
+            }
         })
         .collect()
 }
@@ -262,6 +353,47 @@ mod tests {
     }
 
     #[test]
+    fn lines_are_written_as_a_serde_json_map_writes_them() {
+        // Artifacts written before hold lines made by `json!` (a sorted
+        // map); entries reused from them must compare equal.
+        let message = "quote \" backslash \\ tab \t nul \u{0} é \u{2028} `code`";
+        for line in [None, Some(7)] {
+            let finding = Finding {
+                line,
+                ..Finding::file(WarningClass::NameMismatch, message)
+            };
+            let old = serde_json::json!({"severity": "warning", "path": "a/é/SKILL.md",
+                "line": line, "class": "name-mismatch", "message": message});
+            assert_eq!(finding_line("a/é/SKILL.md", &finding), format!("{old}\n"));
+        }
+        let skipped = SkippedFile {
+            path: "b/SKILL.md".into(),
+            class: "empty".into(),
+            reason: message.into(),
+        };
+        let old = serde_json::json!({"severity": "skipped", "path": "b/SKILL.md",
+            "class": "empty", "message": message});
+        assert_eq!(skip_line(&skipped), format!("{old}\n"));
+    }
+
+    #[test]
+    fn counting_keeps_the_first_examples_of_each_class_and_counts_the_rest() {
+        let mut log = FindingsLog::new(Vec::new());
+        let mut lines = String::new();
+        for i in 0..(MANIFEST_EXAMPLES_PER_CLASS + 3) {
+            let finding = Finding::at(WarningClass::FrontmatterRecovered, i + 1, "x");
+            lines.push_str(&finding_line(&format!("s{i}/SKILL.md"), &finding));
+        }
+        log.count_own(&lines);
+        let (summary, _) = log.finish();
+        let total = (MANIFEST_EXAMPLES_PER_CLASS + 3) as u64;
+        assert_eq!(summary.warning_counts["frontmatter-recovered"], total);
+        assert_eq!(summary.warnings.len(), MANIFEST_EXAMPLES_PER_CLASS);
+        assert_eq!(summary.warnings[1].path, "s1/SKILL.md");
+        assert_eq!(summary.warnings[1].line, Some(2));
+    }
+
+    #[test]
     fn a_name_used_twice_warns_on_every_file_that_uses_it() {
         let named = [
             ("a/pdf/SKILL.md", "pdf"),
@@ -269,10 +401,12 @@ mod tests {
             ("c/pdf/SKILL.md", "pdf"),
             ("d/docx/SKILL.md", "docx"),
         ];
-        let duplicates = duplicate_names(named.into_iter());
-        let mut warned: Vec<(&str, &str)> = duplicates
+        let named = named.map(|(path, name)| (path, Some(name)));
+        let duplicates = duplicate_names(&named);
+        let mut warned: Vec<(&str, &str)> = named
             .iter()
-            .map(|(p, o)| (p.as_str(), o.as_str()))
+            .zip(&duplicates)
+            .filter_map(|((path, _), other)| Some((*path, (*other)?)))
             .collect();
         warned.sort();
         assert_eq!(

@@ -19,52 +19,54 @@ use crate::document::BuildContext;
 use crate::source::{Change, KnownChanges};
 
 /// The entries of an earlier artifact, in path order. A build takes the
-/// entries it reuses out of it (no copy), so a base serves one build.
+/// entries it reuses out of it (no copy of their documents), so a base
+/// serves one build.
 #[derive(Debug, Default)]
 pub struct Base {
-    /// By path, sorted; the entry is `None` once taken.
-    entries: Vec<(String, Option<PartEntry>)>,
-    known: KnownChanges,
+    commit: String,
+    /// Sorted by path. A taken entry keeps its path, commit and date (what
+    /// [`Base::known_changes`] reads) and loses its key, so it is not taken twice.
+    entries: Vec<PartEntry>,
+    /// `(digest, entries)` of each bucket, by number.
     buckets: Vec<(String, usize)>,
+    /// The build part of the keys of its entries ([`EntryKeys::fingerprint`]),
+    /// when this process made them.
+    fingerprint: Option<[u8; 32]>,
+    known: std::sync::OnceLock<KnownChanges>,
 }
 
 impl Base {
     /// The base made of `entries`, built at `commit`, whose buckets are
-    /// named `buckets` (by number, as in the parts index).
-    pub fn new(commit: &str, mut entries: Vec<PartEntry>, buckets: &[String]) -> Self {
+    /// `(digest, entries)` by number, as in the parts index.
+    pub fn new(commit: &str, mut entries: Vec<PartEntry>, buckets: Vec<(String, usize)>) -> Self {
         // Builds write entries in path order already (so this costs a
         // pass); `take_reusable` searches by path, whatever the source.
-        entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        let mut sizes = vec![0usize; buckets.len()];
-        let count = buckets.len() as u32;
-        for entry in &entries {
-            if let Some(size) = sizes.get_mut(bucket_of(&entry.path, count)) {
-                *size += 1;
-            }
+        if !entries.is_sorted_by(|a, b| a.path <= b.path) {
+            entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         }
-        let buckets = buckets.iter().cloned().zip(sizes).collect();
-        let changes = entries
-            .iter()
-            .filter_map(|e| {
-                let time = e.changed_at?;
-                let change = Change {
-                    commit: e.commit.clone(),
-                    time,
-                };
-                Some((e.path.clone(), change))
-            })
-            .collect();
         Self {
-            entries: entries
-                .into_iter()
-                .map(|e| (e.path.clone(), Some(e)))
-                .collect(),
-            known: KnownChanges {
-                commit: commit.to_string(),
-                changes,
-            },
+            commit: commit.to_string(),
+            entries,
             buckets,
+            fingerprint: None,
+            known: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Records that this process keyed the entries with `fingerprint`.
+    pub fn keyed_with(mut self, fingerprint: [u8; 32]) -> Self {
+        self.fingerprint = Some(fingerprint);
+        self
+    }
+
+    /// The build part of its entries' keys, when this process made them.
+    pub fn fingerprint(&self) -> Option<[u8; 32]> {
+        self.fingerprint
+    }
+
+    /// The commit it was built at.
+    pub fn commit(&self) -> &str {
+        &self.commit
     }
 
     /// Takes `(digest, entries)` of each of the base's buckets, by number.
@@ -88,11 +90,15 @@ impl Base {
             return Ok(None);
         }
         let entries = read_entries(store, &location, index).await?;
-        Ok(Some(Self::new(
-            &manifest.source_commit,
-            entries,
-            &index.buckets,
-        )))
+        let mut sizes = vec![0usize; index.buckets.len()];
+        let count = index.buckets.len() as u32;
+        for entry in &entries {
+            if let Some(size) = sizes.get_mut(bucket_of(&entry.path, count)) {
+                *size += 1;
+            }
+        }
+        let buckets = index.buckets.iter().cloned().zip(sizes).collect();
+        Ok(Some(Self::new(&manifest.source_commit, entries, buckets)))
     }
 
     /// Takes the earlier entry of `path`, if it was made from the same
@@ -100,19 +106,54 @@ impl Base {
     pub fn take_reusable(&mut self, path: &str, key: &str) -> Option<PartEntry> {
         let at = self
             .entries
-            .binary_search_by(|(held, _)| held.as_str().cmp(path))
+            .binary_search_by(|held| held.path.as_str().cmp(path))
             .ok()?;
-        let slot = &mut self.entries[at].1;
-        if slot.as_ref().is_some_and(|e| e.key == key) {
-            slot.take()
-        } else {
-            None
+        let held = &mut self.entries[at];
+        if key.is_empty() || held.key != key {
+            return None;
         }
+        Some(PartEntry {
+            path: held.path.clone(),
+            key: std::mem::take(&mut held.key),
+            blob: held.blob.take(),
+            commit: held.commit.clone(),
+            changed_at: held.changed_at,
+            documents: held.documents.take(),
+            document_count: held.document_count,
+            skill_count: held.skill_count,
+            name: held.name.take(),
+            catalog: held.catalog.take(),
+            findings: std::mem::take(&mut held.findings),
+        })
     }
 
-    /// When each file last changed, as of the base's commit.
+    /// Every entry, in path order, none taken (see [`Base::take_reusable`]).
+    pub fn into_entries(self) -> Vec<PartEntry> {
+        self.entries
+    }
+
+    /// The entries, in path order.
+    pub fn entries(&self) -> &[PartEntry] {
+        &self.entries
+    }
+
+    /// When each file last changed, as of the base's commit (made on first use).
     pub fn known_changes(&self) -> &KnownChanges {
-        &self.known
+        self.known.get_or_init(|| KnownChanges {
+            commit: self.commit.clone(),
+            changes: self
+                .entries
+                .iter()
+                .filter_map(|e| {
+                    let time = e.changed_at?;
+                    let change = Change {
+                        commit: e.commit.clone(),
+                        time,
+                    };
+                    Some((e.path.clone(), change))
+                })
+                .collect(),
+        })
     }
 
     /// Entries held.
@@ -139,6 +180,12 @@ pub struct EntryKeys {
 }
 
 impl EntryKeys {
+    /// The build part of every key: two key makers with the same
+    /// fingerprint key a file alike.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        self.build
+    }
+
     /// Keys for a build shaped by `build_digest` (configuration, schema,
     /// vectors) in `ctx` (source, repository, branch, marketplace version,
     /// link templates).
@@ -208,6 +255,40 @@ mod tests {
             version: None,
             links: Default::default(),
         }
+    }
+
+    fn entry(path: &str, key: &str, changed_at: Option<i64>) -> PartEntry {
+        PartEntry {
+            path: path.into(),
+            key: key.into(),
+            blob: Some(format!("blob-{path}")),
+            commit: format!("commit-{path}"),
+            changed_at,
+            documents: None,
+            document_count: 2,
+            skill_count: 1,
+            name: Some(path.into()),
+            catalog: None,
+            findings: String::new(),
+        }
+    }
+
+    #[test]
+    fn an_entry_is_taken_once_by_its_key_and_still_dates_its_file() {
+        let entries = vec![entry("b", "kb", Some(2)), entry("a", "ka", Some(1))];
+        let mut base = Base::new("c1", entries, Vec::new());
+        assert_eq!(base.take_reusable("a", "wrong"), None);
+        let taken = base.take_reusable("a", "ka").unwrap();
+        assert_eq!(taken, entry("a", "ka", Some(1)));
+        assert_eq!(base.take_reusable("a", "ka"), None, "taken twice");
+        assert_eq!(base.take_reusable("a", ""), None);
+        // Dating still knows the taken file (made after the take here).
+        let known = base.known_changes();
+        assert_eq!(known.commit, "c1");
+        assert_eq!(known.changes["a"].commit, "commit-a");
+        assert_eq!(known.changes["b"].time, 2);
+        let paths: Vec<String> = base.into_entries().into_iter().map(|e| e.path).collect();
+        assert_eq!(paths, ["a", "b"], "held in path order");
     }
 
     #[test]

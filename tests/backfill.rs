@@ -203,3 +203,159 @@ fn backfill_clones_full_history_from_a_url() {
         commits.iter().cloned().collect()
     );
 }
+
+/// A history that exercises every kind of change a commit can make to the
+/// skill files, and the two that make a commit list its tree again (the
+/// marketplace file, symlinked skills). Returns the commits and how many of
+/// them a backfill can patch from their parent.
+fn every_kind_of_change() -> (GitRepo, Vec<String>, usize) {
+    let mut repo = GitRepo::new();
+    let mut commits = Vec::new();
+    for name in ["a", "b", "c", "d"] {
+        repo.write(
+            &format!("skills/{name}/SKILL.md"),
+            skill(name, "first", "# Use\n\nv0\n"),
+        );
+    }
+    repo.write(
+        "skills/broken/SKILL.md",
+        "---\nname: [broken\n---\n# Body\n",
+    );
+    repo.write("README.md", "hello\n");
+    commits.push(repo.commit("c0"));
+    let patched_from = commits.len();
+    fn step(
+        (repo, commits): (&mut GitRepo, &mut Vec<String>),
+        message: &str,
+        change: &dyn Fn(&GitRepo),
+    ) {
+        change(repo);
+        commits.push(repo.commit(message));
+    }
+    step((&mut repo, &mut commits), "edit a", &|r| {
+        r.write("skills/a/SKILL.md", skill("a", "second", "# Use\n\nv1\n"))
+    });
+    step((&mut repo, &mut commits), "add e, remove b", &|r| {
+        r.write("skills/e/SKILL.md", skill("e", "new", "# Use\n\nv0\n"));
+        r.remove("skills/b/SKILL.md");
+    });
+    step((&mut repo, &mut commits), "rename c", &|r| {
+        r.git(&["mv", "skills/c", "skills/c2"]);
+    });
+    step((&mut repo, &mut commits), "readme only", &|r| {
+        r.write("README.md", "bye\n")
+    });
+    step((&mut repo, &mut commits), "e takes a's name", &|r| {
+        r.write("skills/e/SKILL.md", skill("a", "new", "# Use\n\nv0\n"))
+    });
+    step((&mut repo, &mut commits), "make d executable", &|r| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = r.path().join("skills/d/SKILL.md");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    });
+    step(
+        (&mut repo, &mut commits),
+        "move d under node_modules",
+        &|r| {
+            std::fs::create_dir_all(r.path().join("node_modules")).unwrap();
+            r.git(&["mv", "skills/d", "node_modules/d"]);
+        },
+    );
+    step(
+        (&mut repo, &mut commits),
+        "a file where a folder will be",
+        &|r| {
+            r.write("skills/f", "a file\n");
+        },
+    );
+    step(
+        (&mut repo, &mut commits),
+        "the file becomes a skill folder",
+        &|r| {
+            r.remove("skills/f");
+            r.write("skills/f/SKILL.md", skill("f", "folder", "# Use\n\nv0\n"));
+        },
+    );
+    step((&mut repo, &mut commits), "fix the broken one", &|r| {
+        r.write(
+            "skills/broken/SKILL.md",
+            skill("broken", "fixed", "# Body\n"),
+        )
+    });
+    let patched = commits.len() - patched_from;
+    // These list the tree again.
+    step((&mut repo, &mut commits), "marketplace", &|r| {
+        r.write(
+            ".claude-plugin/marketplace.json",
+            r#"{"name":"m","metadata":{"version":"2.0.0"},"plugins":[]}"#,
+        )
+    });
+    step((&mut repo, &mut commits), "a symlinked skill", &|r| {
+        std::fs::create_dir_all(r.path().join("skills/alias")).unwrap();
+        std::os::unix::fs::symlink("../a/SKILL.md", r.path().join("skills/alias/SKILL.md"))
+            .unwrap();
+    });
+    step(
+        (&mut repo, &mut commits),
+        "edit a under the symlink",
+        &|r| r.write("skills/a/SKILL.md", skill("a", "third", "# Use\n\nv2\n")),
+    );
+    (repo, commits, patched)
+}
+
+/// The four complete files of a commit artifact, the manifest without the
+/// time it was generated and without the names of its buckets (an entry
+/// reused from an earlier commit points into that commit's pack, so the
+/// bytes of its bucket differ from a cold build's; what they make does not).
+fn complete_files(cwd: &std::path::Path, commit: &str) -> Vec<(String, String)> {
+    [
+        "hf-skills.ndjson",
+        "ai-catalog.json",
+        "findings.ndjson",
+        "manifest.json",
+    ]
+    .into_iter()
+    .map(|file| {
+        let bytes = commit_file(cwd, "artifacts", commit, file);
+        let mut text = String::from_utf8(bytes).unwrap();
+        if file == "manifest.json" {
+            let mut manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+            manifest["generated_at"] = serde_json::Value::Null;
+            manifest["parts"]["buckets"] = serde_json::Value::Null;
+            text = manifest.to_string();
+        }
+        (file.to_string(), text)
+    })
+    .collect()
+}
+
+#[test]
+fn a_commit_patched_from_its_parent_equals_a_cold_build_of_it() {
+    let (repo, commits, patched) = every_kind_of_change();
+    let work = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    let out = run(work.path(), &["backfill", "--source", source]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let summary = stdout(&out);
+    assert_eq!(field(&summary, "built"), commits.len().to_string());
+    // Every commit but the first and the three that must list their tree.
+    assert_eq!(field(&summary, "patched"), patched.to_string(), "{summary}");
+    for (i, commit) in commits.iter().enumerate() {
+        let cold = tempfile::tempdir().unwrap();
+        let out = run(
+            cold.path(),
+            &["build", "--source", source, "--ref", commit, "--no-promote"],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let (ours, theirs) = (
+            complete_files(work.path(), commit),
+            complete_files(cold.path(), commit),
+        );
+        for ((file, a), (_, b)) in ours.iter().zip(&theirs) {
+            assert_eq!(
+                a, b,
+                "commit {i} ({commit}): {file} differs from a cold build"
+            );
+        }
+    }
+}

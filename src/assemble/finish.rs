@@ -16,8 +16,18 @@ use agentfinder_skills_reader::parts::{
 use super::{meilisearch_config, AssembleError, Assembled, Assembler, NewParts};
 use crate::catalog::catalog_head;
 use crate::diagnostics::{Finding, WarningClass};
-use crate::findings::{duplicate_names, FindingsLog, FindingsSummary};
+use crate::findings::{duplicate_names, finding_line, own_lines, FindingsLog, FindingsSummary};
 use crate::variant::build_digest;
+
+/// The buckets of a build's entries.
+struct Indexed {
+    /// What names them.
+    index: PartsIndex,
+    /// The ones to write: `(sha256, bytes)`.
+    objects: Vec<(String, Bytes)>,
+    /// Entries in each, by number.
+    sizes: Vec<usize>,
+}
 
 impl Assembler<'_> {
     /// Settles the findings that span files (duplicate names), names the
@@ -36,7 +46,11 @@ impl Assembler<'_> {
             }
         }
         let (findings, findings_head) = self.settle_findings()?;
-        let parts = self.index(findings_head);
+        let Indexed {
+            index,
+            objects: buckets,
+            sizes,
+        } = self.index(findings_head);
         let (mut embedder_info, mut embedded, mut cached, mut embed_seconds) = (None, 0, 0, 0.0);
         if let Some(shared) = &self.embedder {
             let mut embedder = shared
@@ -48,7 +62,7 @@ impl Assembler<'_> {
             cached = embedder.cached - self.embedded_before.1;
             embed_seconds = embedder.model_seconds - self.embedded_before.2;
         }
-        let (index, buckets) = parts;
+        let named_buckets = index.buckets.iter().cloned().zip(sizes).collect();
         let manifest = self.manifest(generated_at, &findings, embedder_info, index);
         let parsed = self.entries.len() as u64 - self.reused;
         let assembled = Assembled {
@@ -64,35 +78,52 @@ impl Assembler<'_> {
             pack,
             buckets,
             entries: self.entries,
+            named_buckets,
+            fingerprint: self.keys.fingerprint(),
         };
         Ok((assembled, parts))
     }
 
     /// Every entry's findings lines: its own, then a `duplicate-name`
     /// warning when another file uses its name; counted for the manifest.
+    /// An entry whose lines change is fresh (its bucket is written again).
     fn settle_findings(&mut self) -> Result<(FindingsSummary, String), AssembleError> {
-        let names = duplicate_names(
-            self.entries
-                .iter()
-                .filter_map(|e| Some((e.path.as_str(), e.name.as_deref()?))),
-        );
+        let named: Vec<(&str, Option<&str>)> = self
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), e.name.as_deref()))
+            .collect();
+        let duplicates: Vec<Option<Finding>> = duplicate_names(&named)
+            .into_iter()
+            .zip(&named)
+            .map(|(other, (_, name))| {
+                let (other, name) = (other?, (*name)?);
+                Some(Finding::file(
+                    WarningClass::DuplicateName,
+                    format!("name `{name}` is also used by {other}; both are kept"),
+                ))
+            })
+            .collect();
+        drop(named);
         let mut log = FindingsLog::new(Vec::new());
         for (path, finding) in &self.marketplace_findings {
             log.warn(path, finding)?;
         }
         let head = String::from_utf8_lossy(&log.take_output()).into_owned();
-        for (entry, fresh) in self.entries.iter_mut().zip(self.fresh.iter_mut()) {
-            log.replay_own(&entry.findings)?;
-            if let (Some(other), Some(name)) = (names.get(&entry.path), entry.name.as_deref()) {
-                let duplicate = Finding::file(
-                    WarningClass::DuplicateName,
-                    format!("name `{name}` is also used by {other}; both are kept"),
-                );
-                log.warn(&entry.path, &duplicate)?;
-            }
-            let findings = String::from_utf8_lossy(&log.take_output()).into_owned();
-            if findings != entry.findings {
-                entry.findings = findings;
+        let entries = self.entries.iter_mut().zip(self.fresh.iter_mut());
+        for ((entry, fresh), duplicate) in entries.zip(duplicates) {
+            log.count_own(&entry.findings);
+            let own = own_lines(&entry.findings);
+            let settled = match &duplicate {
+                None => own,
+                Some(duplicate) => {
+                    log.count(&entry.path, duplicate);
+                    let line = finding_line(&entry.path, duplicate);
+                    std::borrow::Cow::Owned(own.into_owned() + &line)
+                }
+            };
+            if settled != entry.findings {
+                entry.findings = settled.into_owned();
                 *fresh = true;
             }
         }
@@ -100,8 +131,9 @@ impl Assembler<'_> {
         Ok((summary, head))
     }
 
-    /// The buckets of the entries and the index that names them.
-    fn index(&self, findings_head: String) -> (PartsIndex, Vec<(String, Bytes)>) {
+    /// The index that names the buckets of the entries, the buckets to
+    /// write, and how many entries each bucket holds.
+    fn index(&self, findings_head: String) -> Indexed {
         let mut buckets: Vec<Vec<&PartEntry>> = vec![Vec::new(); BUCKET_COUNT as usize];
         let mut changed = vec![false; BUCKET_COUNT as usize];
         for (entry, fresh) in self.entries.iter().zip(&self.fresh) {
@@ -109,6 +141,7 @@ impl Assembler<'_> {
             buckets[bucket].push(entry);
             changed[bucket] |= fresh;
         }
+        let sizes = buckets.iter().map(Vec::len).collect();
         let mut names = Vec::with_capacity(buckets.len());
         let mut objects = Vec::new();
         for (number, entries) in buckets.into_iter().enumerate() {
@@ -140,7 +173,11 @@ impl Assembler<'_> {
             catalog_head: catalog_head(&self.ctx, &self.host),
             findings_head,
         };
-        (index, objects)
+        Indexed {
+            index,
+            objects,
+            sizes,
+        }
     }
 
     fn manifest(

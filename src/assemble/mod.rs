@@ -89,6 +89,10 @@ pub struct NewParts {
     pub buckets: Vec<(String, Bytes)>,
     /// Every entry, in path order (the next build's base).
     pub entries: Vec<PartEntry>,
+    /// `(digest, entries)` of every bucket, by number (`""` for an empty one).
+    pub named_buckets: Vec<(String, usize)>,
+    /// The build part of every entry key ([`EntryKeys::fingerprint`]).
+    pub fingerprint: [u8; 32],
 }
 
 /// One skill file, in path order: an entry an earlier build made from the
@@ -119,6 +123,11 @@ pub struct Planner {
 }
 
 impl Planner {
+    /// The build part of every key it makes ([`EntryKeys::fingerprint`]).
+    pub fn fingerprint(&self) -> [u8; 32] {
+        self.keys.fingerprint()
+    }
+
     /// The key of the file at `path` with git blob `blob` (`None`: never reused).
     pub fn key(&self, path: &str, blob: Option<&str>) -> Option<String> {
         let folder = skill_folder(path, &self.repo_name);
@@ -132,6 +141,40 @@ impl Planner {
             pinned,
             self.descriptions.get(folder).map(String::as_str),
         )
+    }
+}
+
+/// The key maker of a build of `config` on `branch` with `marketplace`
+/// (keys do not depend on the commit itself, only on a file's own inputs).
+pub fn entry_keys(
+    config: &Config,
+    branch: &str,
+    marketplace: &Marketplace,
+    vectors: bool,
+) -> EntryKeys {
+    let version = VersionInfo {
+        commit: String::new(),
+        commit_time: String::new(),
+        branch: branch.to_string(),
+        changes: Default::default(),
+    };
+    let ctx = build_context(config, &version, marketplace);
+    EntryKeys::new(&build_digest(config, vectors), &ctx)
+}
+
+fn build_context(
+    config: &Config,
+    version: &VersionInfo,
+    marketplace: &Marketplace,
+) -> BuildContext {
+    BuildContext {
+        source: config.source_id(),
+        repo: config.repo().to_string(),
+        branch: version.branch.clone(),
+        commit: version.commit.clone(),
+        updated_at: version.commit_time.clone(),
+        version: marketplace.version.clone(),
+        links: config.link_templates(),
     }
 }
 
@@ -186,15 +229,7 @@ impl<'a> Assembler<'a> {
         pack: HashingFile,
         vectors: bool,
     ) -> Self {
-        let ctx = BuildContext {
-            source: config.source_id(),
-            repo: config.repo().to_string(),
-            branch: version.branch.clone(),
-            commit: version.commit.clone(),
-            updated_at: version.commit_time.clone(),
-            version: marketplace.version.clone(),
-            links: config.link_templates(),
-        };
+        let ctx = build_context(config, &version, marketplace);
         let keys = EntryKeys::new(&build_digest(config, vectors), &ctx);
         Self {
             config,

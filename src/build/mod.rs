@@ -1,6 +1,7 @@
 //! The build command: clone -> walk -> parse/chunk -> validate -> embed ->
 //! write -> promote, each stage a call.
 
+mod plan;
 pub mod sources;
 mod stage;
 mod summary;
@@ -242,6 +243,7 @@ fn already_built(location: &ArtifactLocation, manifest: &Manifest) -> BuildSumma
         embed_seconds: 0.0,
         reused: 0,
         parsed: 0,
+        patched: false,
         seconds: 0.0,
     }
 }
@@ -293,7 +295,7 @@ async fn build_new(
         Some(base) => Some(base),
         None => base_from_latest(store, &request.config, reporter).await,
     };
-    let (assembled, mut parts) = tokio::task::spawn_blocking(move || {
+    let staged = tokio::task::spawn_blocking(move || {
         stage::stage_artifact(
             &config,
             &snapshot,
@@ -306,6 +308,11 @@ async fn build_new(
     })
     .await
     .map_err(|e| BuildError::Internal(e.to_string()))??;
+    let stage::Staged {
+        assembled,
+        mut parts,
+        patched,
+    } = staged;
     report_findings(reporter, &assembled);
     if let Some(failure) = assembled.findings.strict_failure(&request.strict) {
         return Err(BuildError::Validation(failure));
@@ -324,12 +331,12 @@ async fn build_new(
     let manifest = &assembled.manifest;
     let (skills, documents) = (manifest.skill_count, manifest.document_count);
     let artifact = artifact_id(&location);
-    let buckets = manifest
-        .parts
-        .as_ref()
-        .map(|p| p.buckets.clone())
-        .unwrap_or_default();
-    let next_base = Base::new(&commit, std::mem::take(&mut parts.entries), &buckets);
+    let next_base = Base::new(
+        &commit,
+        std::mem::take(&mut parts.entries),
+        std::mem::take(&mut parts.named_buckets),
+    )
+    .keyed_with(parts.fingerprint);
     let files = CommitFiles {
         parts,
         manifest: assembled.manifest.clone(),
@@ -359,6 +366,7 @@ async fn build_new(
         embed_seconds: assembled.embed_seconds,
         reused: assembled.reused,
         parsed: assembled.parsed,
+        patched,
         seconds: 0.0,
     })
 }

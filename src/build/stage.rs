@@ -1,72 +1,85 @@
 //! The CPU-bound middle of a build: walk, parse, chunk, validate, embed and
 //! assemble one snapshot into its parts, staged on disk. Files whose inputs
-//! an earlier build saw (the [`Base`]) are not read at all.
+//! an earlier build saw (the [`Base`]) are not read at all; which files
+//! those are is the [`plan`](super::plan)'s to say.
 
-use agentfinder_skills_reader::parts::PACKS_DIR;
+use agentfinder_skills_reader::parts::{PartEntry, PACKS_DIR};
 
+use super::plan::{list_tree, patch_parent, Plan};
 use super::BuildError;
 use crate::assemble::{Assembled, Assembler, Item, NewParts, SharedEmbedder, VersionInfo};
 use crate::config::Config;
-use crate::diagnostics::{Finding, WarningClass};
 use crate::logging::Reporter;
-use crate::marketplace::{parse_marketplace, Marketplace};
 use crate::read_skills::{extract, SkillTree};
 use crate::reuse::Base;
 use crate::run_context::RunContext;
-use crate::source::{self, rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
+use crate::source::{rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
 use crate::staging::HashingFile;
-use crate::walk::{one_version_per_plugin, plugin_aliases, skill_entries, WalkRules};
+use crate::walk::WalkRules;
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough
 /// that memory does not grow with the repository.
 const BATCH: usize = 256;
 
+/// One skill file in path order, before keying: an entry carried over from
+/// the parent's build, or a file of the tree. (Nearly all are carried in a
+/// backfill, so boxing the large variant would only add an allocation each.)
+#[allow(clippy::large_enum_variant)]
+enum Next<'a> {
+    Carried(PartEntry),
+    File(&'a Entry),
+}
+
+/// A staged artifact.
+pub(super) struct Staged {
+    /// The manifest and what was found.
+    pub assembled: Assembled,
+    /// The objects to write.
+    pub parts: NewParts,
+    /// Whether it was planned from the parent's build (see [`patch_parent`]).
+    pub patched: bool,
+}
+
 /// Walks, parses, chunks, validates and assembles `snapshot` into parts
 /// staged in `dir`, reusing `base`'s entries where a file's inputs are
-/// unchanged. One thread parses batches on all cores while this one turns
-/// the previous batch into entries, so memory holds two batches of
-/// documents at most, whatever the number of skills.
+/// unchanged (see [`plan`](super::plan)). One thread parses batches on all
+/// cores while this one turns the previous batch into entries, so memory
+/// holds two batches of documents at most, whatever the number of skills.
 pub(super) fn stage_artifact(
     config: &Config,
     snapshot: &Snapshot,
     reporter: &Reporter,
     run: &RunContext,
     embedder: Option<SharedEmbedder>,
-    mut base: Option<Base>,
+    base: Option<Base>,
     dir: &std::path::Path,
-) -> Result<(Assembled, NewParts), BuildError> {
+) -> Result<Staged, BuildError> {
     let cache = run.parses.as_ref();
-    // The listing releases the pack pages it maps as it goes (see Snapshot::list).
-    let entries = snapshot.list()?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
-    let mut skills = skill_entries(&entries, &rules);
-    if config.walk.one_version_per_plugin {
-        let reader = snapshot.reader();
-        let aliases = plugin_aliases(&entries, |entry| {
-            let bytes = reader.read(entry).ok()?;
-            String::from_utf8(bytes).ok()
-        });
-        skills = one_version_per_plugin(skills, &aliases);
-    }
-    // Path order: the order of the composed files, whatever the source's.
-    skills.sort_by(|a, b| a.path.cmp(&b.path));
-    reporter.info(
-        "walk",
-        format!(
-            "found {} skill files in {} entries",
-            skills.len(),
-            entries.len()
-        ),
-    );
-    let (marketplace, marketplace_findings) = read_marketplace(config, snapshot, &entries);
-    let paths: Vec<&str> = skills.iter().map(|e| e.path.as_str()).collect();
+    let vectors = embedder.is_some();
+    let (plan, patched) = match base {
+        Some(base) => match patch_parent(config, snapshot, &rules, base, vectors)? {
+            Ok(plan) => (plan, true),
+            Err(base) => (list_tree(config, snapshot, &rules, Some(base))?, false),
+        },
+        None => (list_tree(config, snapshot, &rules, None)?, false),
+    };
+    reporter.info("walk", plan.found.clone());
+    let Plan {
+        files,
+        carried,
+        tree,
+        changes,
+        marketplace: (marketplace, marketplace_findings),
+        mut base,
+        base_buckets,
+        found: _,
+    } = plan;
     let version = VersionInfo {
         commit: snapshot.version.id.clone(),
         commit_time: rfc3339(snapshot.version.time),
         branch: snapshot.version.branch.clone(),
-        changes: std::sync::Arc::new(
-            snapshot.last_changed(&paths, base.as_ref().map(Base::known_changes))?,
-        ),
+        changes: std::sync::Arc::new(changes),
     };
     let io = |e: std::io::Error| BuildError::Internal(format!("staging the artifact: {e}"));
     let pack =
@@ -77,38 +90,47 @@ pub(super) fn stage_artifact(
         &marketplace,
         marketplace_findings,
         pack,
-        embedder.is_some(),
+        vectors,
     )
     .with_embedder(embedder)
-    .with_base_buckets(base.as_mut().map(Base::take_buckets));
+    .with_base_buckets(base_buckets);
 
-    let tree = SkillTree::new(&skills);
+    let tree_refs: Vec<&Entry> = tree.iter().collect();
+    let tree = SkillTree::new(&tree_refs);
     let options = config.parse_options();
-    let bar = reporter.progress(skills.len() as u64, "parsing");
+    let bar = reporter.progress((files.len() + carried.len()) as u64, "parsing");
     let tick = || bar.inc(1);
+    let ordered = merge_by_path(carried, &files);
     std::thread::scope(|scope| -> Result<(), BuildError> {
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         let planner = assembler.planner();
-        let (tree, tick, skills) = (&tree, &tick, &skills);
+        let (tree, tick) = (&tree, &tick);
         let producer = scope.spawn(move || -> Result<(), BuildError> {
             let mut opened: Option<(Snapshot, usize)> = None;
-            for batch in skills.chunks(BATCH) {
-                let planned: Vec<(Option<String>, Option<String>)> =
-                    batch.iter().map(|entry| key_of(&planner, entry)).collect();
-                let items: Vec<Option<_>> = batch
-                    .iter()
-                    .zip(&planned)
-                    .map(|(entry, (key, _))| {
-                        let key = key.as_deref()?;
-                        base.as_mut()?.take_reusable(&entry.path, key)
-                    })
-                    .collect();
-                let to_parse: Vec<&Entry> = batch
-                    .iter()
-                    .zip(&items)
-                    .filter(|(_, item)| item.is_none())
-                    .map(|(entry, _)| *entry)
-                    .collect();
+            let mut ordered = ordered.into_iter().peekable();
+            while ordered.peek().is_some() {
+                let batch: Vec<Next<'_>> = ordered.by_ref().take(BATCH).collect();
+                // What each file needs: its earlier entry, or a parse.
+                let mut ready: Vec<Option<Item>> = Vec::with_capacity(batch.len());
+                let mut to_parse: Vec<(&Entry, Option<String>, Option<String>)> = Vec::new();
+                for next in batch {
+                    match next {
+                        Next::Carried(entry) => ready.push(Some(Item::Reused(entry))),
+                        Next::File(entry) => {
+                            let (key, blob) = key_of(&planner, entry);
+                            let taken = key
+                                .as_deref()
+                                .and_then(|key| base.as_mut()?.take_reusable(&entry.path, key));
+                            match taken {
+                                Some(reused) => ready.push(Some(Item::Reused(reused))),
+                                None => {
+                                    to_parse.push((entry, key, blob));
+                                    ready.push(None);
+                                }
+                            }
+                        }
+                    }
+                }
                 let mut parsed = if to_parse.is_empty() {
                     Vec::new()
                 } else {
@@ -117,27 +139,29 @@ pub(super) fn stage_artifact(
                     if opened.as_ref().is_none_or(|(_, read)| *read >= BATCH) {
                         opened = Some((snapshot.reopened()?, 0));
                     }
+                    let entries: Vec<&Entry> = to_parse.iter().map(|(e, _, _)| *e).collect();
                     match opened.as_mut() {
                         Some((source, read)) => {
-                            *read += to_parse.len();
-                            extract(source, &to_parse, tree, &options, cache, tick)
+                            *read += entries.len();
+                            extract(source, &entries, tree, &options, cache, tick)
                         }
                         None => Vec::new(),
                     }
                 }
-                .into_iter();
-                let mut ready = Vec::with_capacity(batch.len());
-                for (item, (key, blob)) in items.into_iter().zip(planned) {
-                    match item {
-                        Some(reused) => {
+                .into_iter()
+                .zip(to_parse);
+                let mut items = Vec::with_capacity(ready.len());
+                for slot in ready {
+                    match slot {
+                        Some(item) => {
                             tick();
-                            ready.push(Item::Reused(reused));
+                            items.push(item);
                         }
                         None => {
-                            let Some(extracted) = parsed.next() else {
+                            let Some((extracted, (_, key, blob))) = parsed.next() else {
                                 continue;
                             };
-                            ready.push(Item::Parsed {
+                            items.push(Item::Parsed {
                                 extracted,
                                 key,
                                 blob,
@@ -145,7 +169,7 @@ pub(super) fn stage_artifact(
                         }
                     }
                 }
-                if sender.send(ready).is_err() {
+                if sender.send(items).is_err() {
                     break; // the assembler stopped on an error
                 }
             }
@@ -167,8 +191,29 @@ pub(super) fn stage_artifact(
     bar.finish_and_clear();
 
     let generated_at = rfc3339(crate::time::unix_seconds());
-    Ok(assembler.finish(&generated_at)?)
+    let (assembled, parts) = assembler.finish(&generated_at)?;
+    Ok(Staged {
+        assembled,
+        parts,
+        patched,
+    })
 }
+
+/// Carried entries and files, both in path order, merged into one sequence
+/// in path order.
+fn merge_by_path(carried: Vec<PartEntry>, files: &[Entry]) -> Vec<Next<'_>> {
+    let mut merged = Vec::with_capacity(carried.len() + files.len());
+    let mut files = files.iter().peekable();
+    for entry in carried {
+        while let Some(file) = files.next_if(|f| f.path < entry.path) {
+            merged.push(Next::File(file));
+        }
+        merged.push(Next::Carried(entry));
+    }
+    merged.extend(files.map(Next::File));
+    merged
+}
+
 /// The entry key and git blob id of a skill file: symlinks and plain
 /// folders have no key (their bytes have no id of their own), so they are
 /// always parsed.
@@ -179,37 +224,5 @@ fn key_of(planner: &crate::assemble::Planner, entry: &Entry) -> (Option<String>,
             (planner.key(&entry.path, Some(&blob)), Some(blob))
         }
         _ => (None, None),
-    }
-}
-
-/// The marketplace file of the snapshot, if it has one; an unreadable one
-/// is a warning, never a failed build.
-fn read_marketplace(
-    config: &Config,
-    snapshot: &Snapshot,
-    entries: &[source::Entry],
-) -> (Marketplace, Vec<(String, Finding)>) {
-    let path = &config.walk.marketplace;
-    let Some(entry) = entries.iter().find(|e| &e.path == path) else {
-        return (Marketplace::default(), Vec::new());
-    };
-    let result = snapshot
-        .reader()
-        .read(entry)
-        .map_err(|e| (1, e.to_string()))
-        .and_then(|bytes| parse_marketplace(&bytes));
-    match result {
-        Ok(marketplace) => (marketplace, Vec::new()),
-        Err((line, message)) => (
-            Marketplace::default(),
-            vec![(
-                path.clone(),
-                Finding::at(
-                    WarningClass::MarketplaceInvalid,
-                    line,
-                    format!("ignored: {message}"),
-                ),
-            )],
-        ),
     }
 }

@@ -62,6 +62,10 @@ pub struct BuildSummary {
     pub reused: u64,
     /// Skill files parsed.
     pub parsed: u64,
+    /// Whether the build started from the entries of its first parent's
+    /// build and the files the commit changed, not from a listing of the
+    /// whole tree (see `build::plan`).
+    pub patched: bool,
     /// Wall time in seconds.
     pub seconds: f64,
 }

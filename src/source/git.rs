@@ -16,7 +16,7 @@ use agentfinder_skills_reader::store::{redact_text, redact_url};
 pub(super) struct GitSource {
     repo: gix::ThreadSafeRepository,
     tree: gix::ObjectId,
-    display: String,
+    pub(super) display: String,
 }
 
 impl GitSource {
@@ -175,6 +175,33 @@ fn decode_tree(
 }
 
 impl GitSource {
+    /// The entry at `path` of the tree, if it is a file or symlink.
+    pub(super) fn find(&self, path: &str) -> Result<Option<Entry>, SourceError> {
+        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
+            source_name: self.display.clone(),
+            message: e.to_string(),
+        };
+        let repo = self.thread_local();
+        let tree = repo.find_tree(self.tree).map_err(|e| git_error(&e))?;
+        let Some(found) = tree.lookup_entry_by_path(path).map_err(|e| git_error(&e))? else {
+            return Ok(None);
+        };
+        let mode = found.mode();
+        let kind = if mode.is_link() {
+            EntryKind::Symlink
+        } else if mode.is_blob() {
+            EntryKind::File
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(Entry {
+            path: path.to_string(),
+            path_is_utf8: true,
+            kind,
+            object: ObjectRef::Blob(found.object_id()),
+        }))
+    }
+
     /// When each of `paths` last changed, Unix seconds: the time of the
     /// newest commit of the first-parent history from `commit` whose tree
     /// differs from its parent's at that path (the root commit, for a path
@@ -291,7 +318,7 @@ pub(super) const MAX_HISTORY_COMMITS: usize = 50_000;
 const COMMITS_PER_DATABASE: usize = 500;
 
 /// A commit's time, tree and first parent.
-fn commit_parts(
+pub(super) fn commit_parts(
     repo: &gix::Repository,
     id: gix::ObjectId,
 ) -> Result<(i64, gix::ObjectId, Option<gix::ObjectId>), String> {
@@ -336,7 +363,7 @@ fn diff_trees(
     let (mut i, mut j) = (0, 0);
     while i < old.len() || j < new.len() {
         let order = match (old.get(i), new.get(j)) {
-            (Some(a), Some(b)) => git_order(a.0, a.2, b.0, b.2),
+            (Some(a), Some(b)) => git_order(a.0, a.2.is_tree(), b.0, b.2.is_tree()),
             (Some(_), None) => std::cmp::Ordering::Less,
             _ => std::cmp::Ordering::Greater,
         };
@@ -356,8 +383,7 @@ fn diff_trees(
             prefix.push(b'/');
         }
         prefix.extend_from_slice(name);
-        let is_tree =
-            |side: Option<&(&[u8], gix::ObjectId, bool)>| side.filter(|s| s.2).map(|s| s.1);
+        let is_tree = |side: Option<&TreeEntry<'_>>| side.filter(|s| s.2.is_tree()).map(|s| s.1);
         if wanted.folders.contains(prefix.as_slice()) {
             diff_trees(
                 repo,
@@ -376,11 +402,11 @@ fn diff_trees(
     Ok(())
 }
 
-/// A tree entry: its name, object and whether it is a folder.
-type TreeEntry<'a> = (&'a [u8], gix::ObjectId, bool);
+/// A tree entry: its name, object and mode.
+pub(super) type TreeEntry<'a> = (&'a [u8], gix::ObjectId, gix::objs::tree::EntryMode);
 
 /// A tree's entries; none for no tree.
-fn tree_entries<'a>(
+pub(super) fn tree_entries<'a>(
     tree: Option<&'a gix::Tree<'_>>,
     hash: gix::hash::Kind,
 ) -> Result<Vec<TreeEntry<'a>>, String> {
@@ -391,13 +417,13 @@ fn tree_entries<'a>(
         .map(|entry| {
             let entry = entry.map_err(|e| e.to_string())?;
             let name: &[u8] = entry.filename;
-            Ok((name, entry.oid.to_owned(), entry.mode.is_tree()))
+            Ok((name, entry.oid.to_owned(), entry.mode))
         })
         .collect()
 }
 
 /// Git's order of tree entries: by name, a folder's name as if it ended in `/`.
-fn git_order(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> std::cmp::Ordering {
+pub(super) fn git_order(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> std::cmp::Ordering {
     let slash = |tree: bool| if tree { Some(b'/') } else { None };
     let a_key = a.iter().copied().chain(slash(a_tree));
     let b_key = b.iter().copied().chain(slash(b_tree));

@@ -14,12 +14,14 @@ mod folder;
 mod git;
 pub mod identity;
 pub mod network;
+mod parent_diff;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 pub use folder::FOLDER_VERSION_PREFIX;
 pub use git::{Change, KnownChanges};
+pub use parent_diff::{FileChange, ParentChanges};
 
 /// A source could not be opened or read.
 #[derive(Debug, thiserror::Error)]
@@ -305,6 +307,24 @@ impl Snapshot {
         }
     }
 
+    /// The file or symlink at `path`, without listing the tree.
+    pub fn find(&self, path: &str) -> Result<Option<Entry>, SourceError> {
+        match &self.inner {
+            Inner::Git(source) => source.find(path),
+            Inner::Folder(root) => Ok(folder::list(root)?.into_iter().find(|e| e.path == path)),
+        }
+    }
+
+    /// The files this commit changed since its first parent (see
+    /// [`ParentChanges`]); `None` for a plain folder, a root commit, or a
+    /// parent past a shallow boundary.
+    pub fn parent_changes(&self) -> Result<Option<ParentChanges>, SourceError> {
+        match &self.inner {
+            Inner::Git(source) => source.parent_changes(self.commit_id()?),
+            Inner::Folder(_) => Ok(None),
+        }
+    }
+
     /// The same snapshot over a fresh object database. Reading blobs maps
     /// the pack files, and the mapped pages count as the process's memory
     /// for as long as the database lives (a 305 MB pack for an 18,000-skill
@@ -335,15 +355,7 @@ impl Snapshot {
         known: Option<&KnownChanges>,
     ) -> Result<HashMap<String, Change>, SourceError> {
         match &self.inner {
-            Inner::Git(source) => {
-                let commit = gix::ObjectId::from_hex(self.version.id.as_bytes()).map_err(|e| {
-                    SourceError::Git {
-                        source_name: self.display.clone(),
-                        message: e.to_string(),
-                    }
-                })?;
-                source.last_changed(commit, paths, known)
-            }
+            Inner::Git(source) => source.last_changed(self.commit_id()?, paths, known),
             Inner::Folder(root) => Ok(folder::modified_times(root, paths)
                 .into_iter()
                 .map(|(path, time)| {
@@ -352,6 +364,14 @@ impl Snapshot {
                 })
                 .collect()),
         }
+    }
+
+    /// The commit id of a git snapshot.
+    fn commit_id(&self) -> Result<gix::ObjectId, SourceError> {
+        gix::ObjectId::from_hex(self.version.id.as_bytes()).map_err(|e| SourceError::Git {
+            source_name: self.display.clone(),
+            message: e.to_string(),
+        })
     }
 
     /// A reader for entries' bytes; make one per thread.

@@ -1,0 +1,157 @@
+//! What one commit changed: the files and symlinks whose bytes or kind
+//! differ between its first parent's tree and its own. Only folders that
+//! differ are read, so the cost follows the change, not the tree (a
+//! backfill commit of an 18,000-skill repository changes a handful of
+//! files out of 110,000).
+
+use gix::bstr::ByteSlice;
+
+use super::git::{commit_parts, git_order, tree_entries, GitSource, TreeEntry};
+use super::{Entry, EntryKind, ObjectRef, SourceError};
+
+/// A file or symlink a commit added, changed or removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// Its path (lossy when not UTF-8, as in [`Entry::path`]).
+    pub path: String,
+    /// What it was in the parent; `None` where it did not exist there.
+    pub before: Option<EntryKind>,
+    /// What it is now; `None` where the commit removed it.
+    pub after: Option<Entry>,
+}
+
+/// The files a commit changed since its first parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentChanges {
+    /// The first parent's id.
+    pub parent: String,
+    /// Changed files, in no particular order.
+    pub files: Vec<FileChange>,
+}
+
+impl GitSource {
+    /// The files `commit` changed since its first parent; `None` for a
+    /// root commit, or a parent past a shallow boundary.
+    pub(super) fn parent_changes(
+        &self,
+        commit: gix::ObjectId,
+    ) -> Result<Option<ParentChanges>, SourceError> {
+        let git_error = |message: String| SourceError::Git {
+            source_name: self.display.clone(),
+            message,
+        };
+        let repo = self.thread_local();
+        let (_, tree, parent) = commit_parts(&repo, commit).map_err(git_error)?;
+        let Some(parent) = parent else {
+            return Ok(None);
+        };
+        let Ok((_, parent_tree, _)) = commit_parts(&repo, parent) else {
+            return Ok(None);
+        };
+        let mut files = Vec::new();
+        diff_files(
+            &repo,
+            Some(parent_tree),
+            Some(tree),
+            &mut Vec::new(),
+            &mut files,
+        )
+        .map_err(git_error)?;
+        Ok(Some(ParentChanges {
+            parent: parent.to_string(),
+            files,
+        }))
+    }
+}
+
+/// The kind of a file tree entry; `None` for a folder or a submodule.
+fn file_kind(mode: gix::objs::tree::EntryMode) -> Option<EntryKind> {
+    if mode.is_link() {
+        Some(EntryKind::Symlink)
+    } else if mode.is_blob() {
+        Some(EntryKind::File)
+    } else {
+        None
+    }
+}
+
+/// Appends to `out` every file that differs between the trees `old` and
+/// `new` (either may be absent) below `prefix`.
+fn diff_files(
+    repo: &gix::Repository,
+    old: Option<gix::ObjectId>,
+    new: Option<gix::ObjectId>,
+    prefix: &mut Vec<u8>,
+    out: &mut Vec<FileChange>,
+) -> Result<(), String> {
+    let find = |id: Option<gix::ObjectId>| {
+        id.map(|id| repo.find_tree(id))
+            .transpose()
+            .map_err(|e| e.to_string())
+    };
+    let (old, new) = (find(old)?, find(new)?);
+    let hash = repo.object_hash();
+    let (old, new) = (
+        tree_entries(old.as_ref(), hash)?,
+        tree_entries(new.as_ref(), hash)?,
+    );
+    // Both lists are in git's tree order: walk them side by side.
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        let order = match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) => git_order(a.0, a.2.is_tree(), b.0, b.2.is_tree()),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        let (before, after) = match order {
+            std::cmp::Ordering::Less => (old.get(i), None),
+            std::cmp::Ordering::Greater => (None, new.get(j)),
+            std::cmp::Ordering::Equal => (old.get(i), new.get(j)),
+        };
+        i += usize::from(order != std::cmp::Ordering::Greater);
+        j += usize::from(order != std::cmp::Ordering::Less);
+        // The same object of the same kind: an executable bit alone is no
+        // change (the history walk that dates files sees none either).
+        let same = |a: &TreeEntry<'_>, b: &TreeEntry<'_>| {
+            a.1 == b.1 && a.2.is_tree() == b.2.is_tree() && file_kind(a.2) == file_kind(b.2)
+        };
+        if let (Some(a), Some(b)) = (before, after) {
+            if same(a, b) {
+                continue;
+            }
+        }
+        let name = before.or(after).map(|e| e.0).unwrap_or_default();
+        let length = prefix.len();
+        if !prefix.is_empty() {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(name);
+        let tree = |side: Option<&TreeEntry<'_>>| side.filter(|s| s.2.is_tree()).map(|s| s.1);
+        if tree(before).is_some() || tree(after).is_some() {
+            diff_files(repo, tree(before), tree(after), prefix, out)?;
+        }
+        let before_kind = before.and_then(|b| file_kind(b.2));
+        let after_entry = after.and_then(|a| {
+            let kind = file_kind(a.2)?;
+            let (path, path_is_utf8) = match prefix.to_str() {
+                Ok(path) => (path.to_string(), true),
+                Err(_) => (prefix.to_str_lossy().into_owned(), false),
+            };
+            Some(Entry {
+                path,
+                path_is_utf8,
+                kind,
+                object: ObjectRef::Blob(a.1),
+            })
+        });
+        if before_kind.is_some() || after_entry.is_some() {
+            out.push(FileChange {
+                path: prefix.to_str_lossy().into_owned(),
+                before: before_kind,
+                after: after_entry,
+            });
+        }
+        prefix.truncate(length);
+    }
+    Ok(())
+}
