@@ -346,20 +346,52 @@ fn diff_trees(
     wanted: &Wanted<'_>,
     changed: &mut Vec<Vec<u8>>,
 ) -> Result<(), String> {
-    let old = old
-        .map(|id| repo.find_tree(id))
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    let new = new
-        .map(|id| repo.find_tree(id))
-        .transpose()
-        .map_err(|e| e.to_string())?;
+    for_each_pair(repo, old, new, |before, after| {
+        if before.map(|b| b.1) == after.map(|a| a.1) {
+            return Ok(());
+        }
+        let name = before.or(after).map(|e| e.0).unwrap_or_default();
+        within(prefix, name, |prefix| {
+            let is_tree =
+                |side: Option<&TreeEntry<'_>>| side.filter(|s| s.2.is_tree()).map(|s| s.1);
+            if wanted.folders.contains(prefix.as_slice()) {
+                diff_trees(
+                    repo,
+                    is_tree(before),
+                    is_tree(after),
+                    prefix,
+                    wanted,
+                    changed,
+                )?;
+            }
+            if wanted.files.contains(prefix.as_slice()) {
+                changed.push(prefix.clone());
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Calls `visit` with the entries of the trees `old` and `new` (either
+/// absent) paired by name, `(before, after)`, either absent: both lists
+/// are in git's tree order, so they are walked side by side.
+pub(super) fn for_each_pair(
+    repo: &gix::Repository,
+    old: Option<gix::ObjectId>,
+    new: Option<gix::ObjectId>,
+    mut visit: impl FnMut(Option<&TreeEntry<'_>>, Option<&TreeEntry<'_>>) -> Result<(), String>,
+) -> Result<(), String> {
+    let find = |id: Option<gix::ObjectId>| {
+        id.map(|id| repo.find_tree(id))
+            .transpose()
+            .map_err(|e| e.to_string())
+    };
+    let (old, new) = (find(old)?, find(new)?);
     let hash = repo.object_hash();
     let (old, new) = (
         tree_entries(old.as_ref(), hash)?,
         tree_entries(new.as_ref(), hash)?,
     );
-    // Both lists are in git's tree order: walk them side by side.
     let (mut i, mut j) = (0, 0);
     while i < old.len() || j < new.len() {
         let order = match (old.get(i), new.get(j)) {
@@ -374,39 +406,29 @@ fn diff_trees(
         };
         i += usize::from(order != std::cmp::Ordering::Greater);
         j += usize::from(order != std::cmp::Ordering::Less);
-        if before.map(|b| b.1) == after.map(|a| a.1) {
-            continue;
-        }
-        let name = before.or(after).map(|e| e.0).unwrap_or_default();
-        let length = prefix.len();
-        if !prefix.is_empty() {
-            prefix.push(b'/');
-        }
-        prefix.extend_from_slice(name);
-        let is_tree = |side: Option<&TreeEntry<'_>>| side.filter(|s| s.2.is_tree()).map(|s| s.1);
-        if wanted.folders.contains(prefix.as_slice()) {
-            diff_trees(
-                repo,
-                is_tree(before),
-                is_tree(after),
-                prefix,
-                wanted,
-                changed,
-            )?;
-        }
-        if wanted.files.contains(prefix.as_slice()) {
-            changed.push(prefix.clone());
-        }
-        prefix.truncate(length);
+        visit(before, after)?;
     }
     Ok(())
+}
+
+/// Runs `f` with `name` appended to the path `prefix` (slash-separated),
+/// then takes it off again.
+pub(super) fn within<T>(prefix: &mut Vec<u8>, name: &[u8], f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    let length = prefix.len();
+    if !prefix.is_empty() {
+        prefix.push(b'/');
+    }
+    prefix.extend_from_slice(name);
+    let result = f(prefix);
+    prefix.truncate(length);
+    result
 }
 
 /// A tree entry: its name, object and mode.
 pub(super) type TreeEntry<'a> = (&'a [u8], gix::ObjectId, gix::objs::tree::EntryMode);
 
 /// A tree's entries; none for no tree.
-pub(super) fn tree_entries<'a>(
+fn tree_entries<'a>(
     tree: Option<&'a gix::Tree<'_>>,
     hash: gix::hash::Kind,
 ) -> Result<Vec<TreeEntry<'a>>, String> {
@@ -423,7 +445,7 @@ pub(super) fn tree_entries<'a>(
 }
 
 /// Git's order of tree entries: by name, a folder's name as if it ended in `/`.
-pub(super) fn git_order(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> std::cmp::Ordering {
+fn git_order(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> std::cmp::Ordering {
     let slash = |tree: bool| if tree { Some(b'/') } else { None };
     let a_key = a.iter().copied().chain(slash(a_tree));
     let b_key = b.iter().copied().chain(slash(b_tree));

@@ -6,7 +6,7 @@
 
 use gix::bstr::ByteSlice;
 
-use super::git::{commit_parts, git_order, tree_entries, GitSource, TreeEntry};
+use super::git::{commit_parts, for_each_pair, within, GitSource, TreeEntry};
 use super::{Entry, EntryKind, ObjectRef, SourceError};
 
 /// A file or symlink a commit added, changed or removed.
@@ -84,32 +84,7 @@ fn diff_files(
     prefix: &mut Vec<u8>,
     out: &mut Vec<FileChange>,
 ) -> Result<(), String> {
-    let find = |id: Option<gix::ObjectId>| {
-        id.map(|id| repo.find_tree(id))
-            .transpose()
-            .map_err(|e| e.to_string())
-    };
-    let (old, new) = (find(old)?, find(new)?);
-    let hash = repo.object_hash();
-    let (old, new) = (
-        tree_entries(old.as_ref(), hash)?,
-        tree_entries(new.as_ref(), hash)?,
-    );
-    // Both lists are in git's tree order: walk them side by side.
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        let order = match (old.get(i), new.get(j)) {
-            (Some(a), Some(b)) => git_order(a.0, a.2.is_tree(), b.0, b.2.is_tree()),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            _ => std::cmp::Ordering::Greater,
-        };
-        let (before, after) = match order {
-            std::cmp::Ordering::Less => (old.get(i), None),
-            std::cmp::Ordering::Greater => (None, new.get(j)),
-            std::cmp::Ordering::Equal => (old.get(i), new.get(j)),
-        };
-        i += usize::from(order != std::cmp::Ordering::Greater);
-        j += usize::from(order != std::cmp::Ordering::Less);
+    for_each_pair(repo, old, new, |before, after| {
         // The same object of the same kind: an executable bit alone is no
         // change (the history walk that dates files sees none either).
         let same = |a: &TreeEntry<'_>, b: &TreeEntry<'_>| {
@@ -117,41 +92,37 @@ fn diff_files(
         };
         if let (Some(a), Some(b)) = (before, after) {
             if same(a, b) {
-                continue;
+                return Ok(());
             }
         }
         let name = before.or(after).map(|e| e.0).unwrap_or_default();
-        let length = prefix.len();
-        if !prefix.is_empty() {
-            prefix.push(b'/');
-        }
-        prefix.extend_from_slice(name);
-        let tree = |side: Option<&TreeEntry<'_>>| side.filter(|s| s.2.is_tree()).map(|s| s.1);
-        if tree(before).is_some() || tree(after).is_some() {
-            diff_files(repo, tree(before), tree(after), prefix, out)?;
-        }
-        let before_kind = before.and_then(|b| file_kind(b.2));
-        let after_entry = after.and_then(|a| {
-            let kind = file_kind(a.2)?;
-            let (path, path_is_utf8) = match prefix.to_str() {
-                Ok(path) => (path.to_string(), true),
-                Err(_) => (prefix.to_str_lossy().into_owned(), false),
-            };
-            Some(Entry {
-                path,
-                path_is_utf8,
-                kind,
-                object: ObjectRef::Blob(a.1),
-            })
-        });
-        if before_kind.is_some() || after_entry.is_some() {
-            out.push(FileChange {
-                path: prefix.to_str_lossy().into_owned(),
-                before: before_kind,
-                after: after_entry,
+        within(prefix, name, |prefix| {
+            let tree = |side: Option<&TreeEntry<'_>>| side.filter(|s| s.2.is_tree()).map(|s| s.1);
+            if tree(before).is_some() || tree(after).is_some() {
+                diff_files(repo, tree(before), tree(after), prefix, out)?;
+            }
+            let before_kind = before.and_then(|b| file_kind(b.2));
+            let after_entry = after.and_then(|a| {
+                let kind = file_kind(a.2)?;
+                let (path, path_is_utf8) = match prefix.to_str() {
+                    Ok(path) => (path.to_string(), true),
+                    Err(_) => (prefix.to_str_lossy().into_owned(), false),
+                };
+                Some(Entry {
+                    path,
+                    path_is_utf8,
+                    kind,
+                    object: ObjectRef::Blob(a.1),
+                })
             });
-        }
-        prefix.truncate(length);
-    }
-    Ok(())
+            if before_kind.is_some() || after_entry.is_some() {
+                out.push(FileChange {
+                    path: prefix.to_str_lossy().into_owned(),
+                    before: before_kind,
+                    after: after_entry,
+                });
+            }
+            Ok(())
+        })
+    })
 }
