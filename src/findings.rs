@@ -90,16 +90,10 @@ impl<W: Write> FindingsLog<W> {
         Ok(())
     }
 
-    /// Records again the lines [`finding_line`] and [`skip_line`] made for
-    /// one file (an earlier build's, or this one's), leaving out its
-    /// `duplicate-name` warnings: those span files and are settled anew.
-    pub fn replay_own(&mut self, lines: &str) -> std::io::Result<()> {
-        self.out.write_all(own_lines(lines).as_bytes())?;
-        self.count_own(lines);
-        Ok(())
-    }
-
-    /// Counts what [`FindingsLog::replay_own`] would record, writing nothing.
+    /// Counts the lines [`finding_line`] and [`skip_line`] made for one
+    /// file (an earlier build's, or this one's), writing nothing and leaving
+    /// out its `duplicate-name` warnings: those span files and are settled
+    /// anew (see [`own_lines`]).
     pub fn count_own(&mut self, lines: &str) {
         for text in lines.lines() {
             // Its class first, then the rest only for a kept example: a
@@ -116,24 +110,20 @@ impl<W: Write> FindingsLog<W> {
                 true => &mut self.summary.skipped_counts,
                 false => &mut self.summary.warning_counts,
             };
-            let counted = counts.get(class.class.as_ref()).copied().unwrap_or(0);
-            if counted >= MANIFEST_EXAMPLES_PER_CLASS as u64 {
-                if let Some(count) = counts.get_mut(class.class.as_ref()) {
-                    *count += 1;
-                }
+            if !is_example(bump(counts, &class.class)) {
                 continue;
             }
             let Ok(line) = serde_json::from_str::<OwnLine<'_>>(text) else {
                 continue;
             };
             if skipped {
-                self.count_skip(SkippedFile {
+                self.keep_skip(SkippedFile {
                     path: line.path.into_owned(),
                     class: line.class.into_owned(),
                     reason: line.message.into_owned(),
                 });
             } else {
-                self.count_warning(&line.path, line.line, &line.class, &line.message);
+                self.keep_warning(&line.path, line.line, &line.class, &line.message);
             }
         }
     }
@@ -144,25 +134,33 @@ impl<W: Write> FindingsLog<W> {
     }
 
     fn count_warning(&mut self, path: &str, line: Option<usize>, class: &str, message: &str) {
-        if bump(&mut self.summary.warning_counts, class) <= MANIFEST_EXAMPLES_PER_CLASS as u64 {
-            self.summary.warnings.push(BuildWarning {
-                path: path.to_string(),
-                line,
-                class: class.to_string(),
-                message: shorten(message),
-            });
+        if is_example(bump(&mut self.summary.warning_counts, class)) {
+            self.keep_warning(path, line, class, message);
         }
     }
 
     fn count_skip(&mut self, skipped: SkippedFile) {
-        if bump(&mut self.summary.skipped_counts, &skipped.class)
-            <= MANIFEST_EXAMPLES_PER_CLASS as u64
-        {
-            self.summary.skipped.push(SkippedFile {
-                reason: shorten(&skipped.reason),
-                ..skipped
-            });
+        if is_example(bump(&mut self.summary.skipped_counts, &skipped.class)) {
+            self.keep_skip(skipped);
         }
+    }
+
+    /// Keeps a warning as an example (it is counted already).
+    fn keep_warning(&mut self, path: &str, line: Option<usize>, class: &str, message: &str) {
+        self.summary.warnings.push(BuildWarning {
+            path: path.to_string(),
+            line,
+            class: class.to_string(),
+            message: shorten(message),
+        });
+    }
+
+    /// Keeps a skipped file as an example (it is counted already).
+    fn keep_skip(&mut self, skipped: SkippedFile) {
+        self.summary.skipped.push(SkippedFile {
+            reason: shorten(&skipped.reason),
+            ..skipped
+        });
     }
 
     /// Closes the log: the summary and the sink.
@@ -287,10 +285,24 @@ pub fn duplicate_names<'a>(named: &[(&'a str, Option<&'a str>)]) -> Vec<Option<&
         .collect()
 }
 
+/// Adds one to the count of `class` and returns it (the class is copied
+/// only the first time: this runs for every finding of every commit).
 fn bump(counts: &mut BTreeMap<String, u64>, class: &str) -> u64 {
-    let count = counts.entry(class.to_string()).or_insert(0);
-    *count += 1;
-    *count
+    match counts.get_mut(class) {
+        Some(count) => {
+            *count += 1;
+            *count
+        }
+        None => {
+            counts.insert(class.to_string(), 1);
+            1
+        }
+    }
+}
+
+/// Whether the `count`th finding of a class is kept as an example.
+fn is_example(count: u64) -> bool {
+    count <= MANIFEST_EXAMPLES_PER_CLASS as u64
 }
 
 fn shorten(message: &str) -> String {
@@ -428,8 +440,8 @@ mod tests {
         first.warn("a/SKILL.md", &duplicate).unwrap();
         let lines = String::from_utf8(first.take_output()).unwrap();
         let mut again = FindingsLog::new(Vec::new());
-        again.replay_own(&lines).unwrap();
-        let replayed = String::from_utf8(again.take_output()).unwrap();
+        again.count_own(&lines);
+        let replayed = own_lines(&lines);
         assert_eq!(replayed, finding_line("a/SKILL.md", &finding));
         let (summary, _) = again.finish();
         assert_eq!(summary.warning_counts["frontmatter-recovered"], 1);

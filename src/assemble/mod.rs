@@ -152,27 +152,18 @@ pub fn entry_keys(
     marketplace: &Marketplace,
     vectors: bool,
 ) -> EntryKeys {
-    let version = VersionInfo {
-        commit: String::new(),
-        commit_time: String::new(),
-        branch: branch.to_string(),
-        changes: Default::default(),
-    };
-    let ctx = build_context(config, &version, marketplace);
+    let ctx = build_context(config, branch, marketplace);
     EntryKeys::new(&build_digest(config, vectors), &ctx)
 }
 
-fn build_context(
-    config: &Config,
-    version: &VersionInfo,
-    marketplace: &Marketplace,
-) -> BuildContext {
+/// The context of a build on `branch`, with no commit yet.
+fn build_context(config: &Config, branch: &str, marketplace: &Marketplace) -> BuildContext {
     BuildContext {
         source: config.source_id(),
         repo: config.repo().to_string(),
-        branch: version.branch.clone(),
-        commit: version.commit.clone(),
-        updated_at: version.commit_time.clone(),
+        branch: branch.to_string(),
+        commit: String::new(),
+        updated_at: String::new(),
         version: marketplace.version.clone(),
         links: config.link_templates(),
     }
@@ -229,8 +220,13 @@ impl<'a> Assembler<'a> {
         pack: HashingFile,
         vectors: bool,
     ) -> Self {
-        let ctx = build_context(config, &version, marketplace);
-        let keys = EntryKeys::new(&build_digest(config, vectors), &ctx);
+        let ctx = BuildContext {
+            commit: version.commit.clone(),
+            updated_at: version.commit_time.clone(),
+            ..build_context(config, &version.branch, marketplace)
+        };
+        // The same key maker a patched plan checks its base against.
+        let keys = entry_keys(config, &version.branch, marketplace, vectors);
         Self {
             config,
             repo_name: config

@@ -23,9 +23,6 @@ pub(super) struct Plan {
     pub files: Vec<Entry>,
     /// Entries of the parent's build that stand as they are, in path order.
     pub carried: Vec<PartEntry>,
-    /// Every skill file of the tree, for resolving symlinks between them
-    /// (a patched plan has none to resolve).
-    pub tree: Vec<Entry>,
     /// The commit that last changed each of `files`.
     pub changes: HashMap<String, Change>,
     /// The marketplace file's contents, and why it was ignored, if it was.
@@ -70,7 +67,6 @@ pub(super) fn list_tree(
     let changes = snapshot.last_changed(&paths, base.as_ref().map(Base::known_changes))?;
     let files: Vec<Entry> = skills.into_iter().cloned().collect();
     Ok(Plan {
-        tree: files.clone(),
         files,
         carried: Vec::new(),
         changes,
@@ -99,15 +95,16 @@ pub(super) fn patch_parent(
         return Ok(Err(base));
     };
     let marketplace_path = config.walk.marketplace.as_str();
-    let every_entry_plain = base
-        .entries()
-        .iter()
-        .all(|e| e.blob.is_some() && e.changed_at.is_some());
     let touches_marketplace = diff.files.iter().any(|f| f.path == marketplace_path);
+    let every_entry_plain = || {
+        base.entries()
+            .iter()
+            .all(|e| e.blob.is_some() && e.changed_at.is_some())
+    };
     if diff.parent != base.commit()
         || config.walk.one_version_per_plugin
         || touches_marketplace
-        || !every_entry_plain
+        || !every_entry_plain()
     {
         return Ok(Err(base));
     }
@@ -154,7 +151,6 @@ pub(super) fn patch_parent(
     Ok(Ok(Plan {
         files,
         carried,
-        tree: Vec::new(),
         changes,
         marketplace,
         base: None,

@@ -64,17 +64,16 @@ pub(super) fn stage_artifact(
         },
         None => (list_tree(config, snapshot, &rules, None)?, false),
     };
-    reporter.info("walk", plan.found.clone());
     let Plan {
         files,
         carried,
-        tree,
         changes,
         marketplace: (marketplace, marketplace_findings),
         mut base,
         base_buckets,
-        found: _,
+        found,
     } = plan;
+    reporter.info("walk", found);
     let version = VersionInfo {
         commit: snapshot.version.id.clone(),
         commit_time: rfc3339(snapshot.version.time),
@@ -95,7 +94,12 @@ pub(super) fn stage_artifact(
     .with_embedder(embedder)
     .with_base_buckets(base_buckets);
 
-    let tree_refs: Vec<&Entry> = tree.iter().collect();
+    // Symlinks resolve against every skill file of the tree: a listed plan's
+    // files are all of them; a patched plan has no symlink to resolve.
+    let tree_refs: Vec<&Entry> = match patched {
+        true => Vec::new(),
+        false => files.iter().collect(),
+    };
     let tree = SkillTree::new(&tree_refs);
     let options = config.parse_options();
     let bar = reporter.progress((files.len() + carried.len()) as u64, "parsing");

@@ -186,12 +186,7 @@ impl GitSource {
         let Some(found) = tree.lookup_entry_by_path(path).map_err(|e| git_error(&e))? else {
             return Ok(None);
         };
-        let mode = found.mode();
-        let kind = if mode.is_link() {
-            EntryKind::Symlink
-        } else if mode.is_blob() {
-            EntryKind::File
-        } else {
+        let Some(kind) = file_kind(found.mode()) else {
             return Ok(None);
         };
         Ok(Some(Entry {
@@ -422,6 +417,17 @@ pub(super) fn within<T>(prefix: &mut Vec<u8>, name: &[u8], f: impl FnOnce(&mut V
     let result = f(prefix);
     prefix.truncate(length);
     result
+}
+
+/// The kind of a file tree entry; `None` for a folder or a submodule.
+pub(super) fn file_kind(mode: gix::objs::tree::EntryMode) -> Option<EntryKind> {
+    if mode.is_link() {
+        Some(EntryKind::Symlink)
+    } else if mode.is_blob() {
+        Some(EntryKind::File)
+    } else {
+        None
+    }
 }
 
 /// A tree entry: its name, object and mode.

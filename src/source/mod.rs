@@ -307,7 +307,8 @@ impl Snapshot {
         }
     }
 
-    /// The file or symlink at `path`, without listing the tree.
+    /// The file or symlink at `path`: a git tree is looked up by path,
+    /// without listing it (a plain folder is listed).
     pub fn find(&self, path: &str) -> Result<Option<Entry>, SourceError> {
         match &self.inner {
             Inner::Git(source) => source.find(path),

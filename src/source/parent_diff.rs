@@ -6,7 +6,7 @@
 
 use gix::bstr::ByteSlice;
 
-use super::git::{commit_parts, for_each_pair, within, GitSource, TreeEntry};
+use super::git::{commit_parts, file_kind, for_each_pair, within, GitSource, TreeEntry};
 use super::{Entry, EntryKind, ObjectRef, SourceError};
 
 /// A file or symlink a commit added, changed or removed.
@@ -61,17 +61,6 @@ impl GitSource {
             parent: parent.to_string(),
             files,
         }))
-    }
-}
-
-/// The kind of a file tree entry; `None` for a folder or a submodule.
-fn file_kind(mode: gix::objs::tree::EntryMode) -> Option<EntryKind> {
-    if mode.is_link() {
-        Some(EntryKind::Symlink)
-    } else if mode.is_blob() {
-        Some(EntryKind::File)
-    } else {
-        None
     }
 }
 
