@@ -18,8 +18,55 @@ use crate::staging::HashingFile;
 use crate::walk::WalkRules;
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough
-/// that memory does not grow with the repository.
+/// that memory does not grow with the repository. A batch holds as many
+/// reused entries besides as come between them (a backfill's commit parses
+/// a few dozen files among 18,000 carried ones: in batches of 256 entries
+/// those few were parsed one or two at a time, on one core).
 const BATCH: usize = 256;
+
+/// One batch of the files in path order: for each, its entry (carried or
+/// reused) or `None` where it is parsed, and the files to parse, in order.
+struct Gathered<'a> {
+    ready: Vec<Option<Item>>,
+    to_parse: Vec<(&'a Entry, Option<String>, Option<String>)>,
+}
+
+/// Takes files off `ordered` until [`BATCH`] of them need parsing (or none
+/// are left), taking the reusable ones' entries from `base`.
+fn gather<'a>(
+    ordered: &mut impl Iterator<Item = Next<'a>>,
+    planner: &crate::assemble::Planner,
+    mut base: Option<&mut Base>,
+) -> Gathered<'a> {
+    let mut gathered = Gathered {
+        ready: Vec::new(),
+        to_parse: Vec::new(),
+    };
+    for next in ordered.by_ref() {
+        let entry = match next {
+            Next::Carried(entry) => {
+                gathered.ready.push(Some(Item::Reused(entry)));
+                continue;
+            }
+            Next::File(entry) => entry,
+        };
+        let (key, blob) = key_of(planner, entry);
+        let taken = key
+            .as_deref()
+            .and_then(|key| base.as_deref_mut()?.take_reusable(&entry.path, key));
+        match taken {
+            Some(reused) => gathered.ready.push(Some(Item::Reused(reused))),
+            None => {
+                gathered.to_parse.push((entry, key, blob));
+                gathered.ready.push(None);
+                if gathered.to_parse.len() == BATCH {
+                    break;
+                }
+            }
+        }
+    }
+    gathered
+}
 
 /// One skill file in path order, before keying: an entry carried over from
 /// the parent's build, or a file of the tree. (Nearly all are carried in a
@@ -113,28 +160,7 @@ pub(super) fn stage_artifact(
             let mut opened: Option<(Snapshot, usize)> = None;
             let mut ordered = ordered.into_iter().peekable();
             while ordered.peek().is_some() {
-                let batch: Vec<Next<'_>> = ordered.by_ref().take(BATCH).collect();
-                // What each file needs: its earlier entry, or a parse.
-                let mut ready: Vec<Option<Item>> = Vec::with_capacity(batch.len());
-                let mut to_parse: Vec<(&Entry, Option<String>, Option<String>)> = Vec::new();
-                for next in batch {
-                    match next {
-                        Next::Carried(entry) => ready.push(Some(Item::Reused(entry))),
-                        Next::File(entry) => {
-                            let (key, blob) = key_of(&planner, entry);
-                            let taken = key
-                                .as_deref()
-                                .and_then(|key| base.as_mut()?.take_reusable(&entry.path, key));
-                            match taken {
-                                Some(reused) => ready.push(Some(Item::Reused(reused))),
-                                None => {
-                                    to_parse.push((entry, key, blob));
-                                    ready.push(None);
-                                }
-                            }
-                        }
-                    }
-                }
+                let Gathered { ready, to_parse } = gather(&mut ordered, &planner, base.as_mut());
                 let mut parsed = if to_parse.is_empty() {
                     Vec::new()
                 } else {
