@@ -99,18 +99,17 @@ impl<W: Write> FindingsLog<W> {
             // Its class first, then the rest only for a kept example: a
             // backfill counts every finding of every commit (17,000 per
             // commit in a real collection).
-            let Ok(class) = serde_json::from_str::<ClassOf<'_>>(text) else {
+            let Some((class, skipped)) = class_of(text) else {
                 continue;
             };
-            if class.class == WarningClass::DuplicateName.as_str() {
+            if class == WarningClass::DuplicateName.as_str() {
                 continue;
             }
-            let skipped = class.severity == "skipped";
             let counts = match skipped {
                 true => &mut self.summary.skipped_counts,
                 false => &mut self.summary.warning_counts,
             };
-            if !is_example(bump(counts, &class.class)) {
+            if !is_example(bump(counts, &class)) {
                 continue;
             }
             let Ok(line) = serde_json::from_str::<OwnLine<'_>>(text) else {
@@ -205,6 +204,30 @@ fn line_text(line: &LineOut<'_>) -> String {
     let mut text = serde_json::to_string(line).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The class of a line of `findings.ndjson` and whether it is a skipped
+/// file's. Lines are written with their keys sorted, so a line made by
+/// [`finding_line`] or [`skip_line`] starts with its class and ends with its
+/// severity, and both are read off its ends (JSON-decoding every line of
+/// every commit was most of what settling a backfill's commit cost); any
+/// other line is decoded.
+fn class_of(line: &str) -> Option<(std::borrow::Cow<'_, str>, bool)> {
+    const SKIPPED: &str = ",\"severity\":\"skipped\"}";
+    const WARNING: &str = ",\"severity\":\"warning\"}";
+    let quick = line.strip_prefix("{\"class\":\"").and_then(|rest| {
+        let class = &rest[..rest.find('"')?];
+        let skipped = match () {
+            _ if line.ends_with(SKIPPED) => true,
+            _ if line.ends_with(WARNING) => false,
+            _ => return None,
+        };
+        (!class.contains('\\')).then_some((std::borrow::Cow::Borrowed(class), skipped))
+    });
+    quick.or_else(|| {
+        let decoded = serde_json::from_str::<ClassOf<'_>>(line).ok()?;
+        Some((decoded.class, decoded.severity == "skipped"))
+    })
 }
 
 /// The class of a line of `findings.ndjson` (the rest is skipped unread).
@@ -403,6 +426,32 @@ mod tests {
         assert_eq!(summary.warnings.len(), MANIFEST_EXAMPLES_PER_CLASS);
         assert_eq!(summary.warnings[1].path, "s1/SKILL.md");
         assert_eq!(summary.warnings[1].line, Some(2));
+    }
+
+    #[test]
+    fn a_class_read_off_a_line_is_the_one_json_decoding_reads() {
+        // Messages and paths that hold the very text read off a line's ends.
+        let tricky = r#"x","severity":"skipped"} {"class":"empty"#;
+        let finding = Finding::at(WarningClass::NameMismatch, 3, tricky);
+        let skipped = SkippedFile {
+            path: format!("{tricky}/SKILL.md"),
+            class: "not-utf8".into(),
+            reason: tricky.into(),
+        };
+        let lines = [
+            finding_line(tricky, &finding),
+            skip_line(&skipped),
+            // Another writer's key order: decoded, not read off its ends.
+            r#"{"severity":"skipped","class":"empty"}"#.to_string(),
+        ];
+        for line in &lines {
+            let line = line.trim_end();
+            let decoded: serde_json::Value = serde_json::from_str(line).unwrap();
+            let read = class_of(line).unwrap();
+            assert_eq!(read.0, decoded["class"].as_str().unwrap(), "{line}");
+            assert_eq!(read.1, decoded["severity"] == "skipped", "{line}");
+        }
+        assert_eq!(class_of("{\"class\":\"empty\", not json"), None);
     }
 
     #[test]

@@ -282,6 +282,14 @@ fn every_kind_of_change() -> (GitRepo, Vec<String>, usize) {
             skill("broken", "fixed", "# Body\n"),
         )
     });
+    step(
+        (&mut repo, &mut commits),
+        "e takes its own name again",
+        &|r| {
+            // a, untouched, loses its duplicate-name warning.
+            r.write("skills/e/SKILL.md", skill("e", "own", "# Use\n\nv1\n"))
+        },
+    );
     let patched = commits.len() - patched_from;
     // These list the tree again.
     step((&mut repo, &mut commits), "marketplace", &|r| {

@@ -1,6 +1,7 @@
 //! The end of assembling: the findings that span files (duplicate names),
 //! the buckets (only those that changed are encoded) and the manifest.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
@@ -93,16 +94,10 @@ impl Assembler<'_> {
             .iter()
             .map(|e| (e.path.as_str(), e.name.as_deref()))
             .collect();
-        let duplicates: Vec<Option<Finding>> = duplicate_names(&named)
+        // The other file of each duplicate (a real collection has 4,000).
+        let others: Vec<Option<String>> = duplicate_names(&named)
             .into_iter()
-            .zip(&named)
-            .map(|(other, (_, name))| {
-                let (other, name) = (other?, (*name)?);
-                Some(Finding::file(
-                    WarningClass::DuplicateName,
-                    format!("name `{name}` is also used by {other}; both are kept"),
-                ))
-            })
+            .map(|other| other.map(str::to_string))
             .collect();
         drop(named);
         let mut log = FindingsLog::new(Vec::new());
@@ -111,19 +106,31 @@ impl Assembler<'_> {
         }
         let head = String::from_utf8_lossy(&log.take_output()).into_owned();
         let entries = self.entries.iter_mut().zip(self.fresh.iter_mut());
-        for ((entry, fresh), duplicate) in entries.zip(duplicates) {
+        for ((entry, fresh), other) in entries.zip(others) {
             log.count_own(&entry.findings);
-            let own = own_lines(&entry.findings);
-            let settled = match &duplicate {
-                None => own,
-                Some(duplicate) => {
-                    log.count(&entry.path, duplicate);
-                    let line = finding_line(&entry.path, duplicate);
-                    std::borrow::Cow::Owned(own.into_owned() + &line)
-                }
+            let duplicate = match (other, entry.name.as_deref()) {
+                (Some(other), Some(name)) => Some(Finding::file(
+                    WarningClass::DuplicateName,
+                    format!("name `{name}` is also used by {other}; both are kept"),
+                )),
+                _ => None,
             };
-            if settled != entry.findings {
-                entry.findings = settled.into_owned();
+            let Some(duplicate) = duplicate else {
+                if let Cow::Owned(own) = own_lines(&entry.findings) {
+                    entry.findings = own;
+                    *fresh = true;
+                }
+                continue;
+            };
+            log.count(&entry.path, &duplicate);
+            let line = finding_line(&entry.path, &duplicate);
+            // Unchanged, as it mostly is: its own lines, then this one.
+            let settled = entry
+                .findings
+                .strip_suffix(line.as_str())
+                .is_some_and(|own| matches!(own_lines(own), Cow::Borrowed(_)));
+            if !settled {
+                entry.findings = own_lines(&entry.findings).into_owned() + &line;
                 *fresh = true;
             }
         }
