@@ -217,10 +217,12 @@ fn class_of(line: &str) -> Option<(std::borrow::Cow<'_, str>, bool)> {
     const WARNING: &str = ",\"severity\":\"warning\"}";
     let quick = line.strip_prefix("{\"class\":\"").and_then(|rest| {
         let class = &rest[..rest.find('"')?];
-        let skipped = match () {
-            _ if line.ends_with(SKIPPED) => true,
-            _ if line.ends_with(WARNING) => false,
-            _ => return None,
+        let skipped = if line.ends_with(SKIPPED) {
+            true
+        } else if line.ends_with(WARNING) {
+            false
+        } else {
+            return None;
         };
         (!class.contains('\\')).then_some((std::borrow::Cow::Borrowed(class), skipped))
     });

@@ -108,20 +108,18 @@ impl Assembler<'_> {
         let entries = self.entries.iter_mut().zip(self.fresh.iter_mut());
         for ((entry, fresh), other) in entries.zip(others) {
             log.count_own(&entry.findings);
-            let duplicate = match (other, entry.name.as_deref()) {
-                (Some(other), Some(name)) => Some(Finding::file(
-                    WarningClass::DuplicateName,
-                    format!("name `{name}` is also used by {other}; both are kept"),
-                )),
-                _ => None,
-            };
-            let Some(duplicate) = duplicate else {
+            let (Some(other), Some(name)) = (other, entry.name.as_deref()) else {
+                // No duplicate: a warning left from an earlier one goes.
                 if let Cow::Owned(own) = own_lines(&entry.findings) {
                     entry.findings = own;
                     *fresh = true;
                 }
                 continue;
             };
+            let duplicate = Finding::file(
+                WarningClass::DuplicateName,
+                format!("name `{name}` is also used by {other}; both are kept"),
+            );
             log.count(&entry.path, &duplicate);
             let line = finding_line(&entry.path, &duplicate);
             // Unchanged, as it mostly is: its own lines, then this one.
