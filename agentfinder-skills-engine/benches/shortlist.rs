@@ -1,5 +1,5 @@
-//! How much the sign-bit shortlist loses, and what it saves, on a built
-//! local index (prints numbers, checks nothing):
+//! How much the shortlist (sign bits, then 8-bit codes) loses, and what it
+//! saves, on a built local index (prints numbers, checks nothing):
 //!
 //! ```sh
 //! cargo bench -p agentfinder-skills-engine --bench shortlist -- <local index folder> [QUERIES] [SHORTLIST]
@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use agentfinder_skills_engine::rank::{nearest, nearest_shortlisted};
+use agentfinder_skills_engine::nearest::{nearest, Vectors};
 use agentfinder_skills_engine::{CANDIDATES, SHORTLIST};
 
 fn main() {
@@ -51,6 +51,18 @@ fn main() {
         .chunks_exact(8)
         .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
         .collect();
+    let codes: Vec<i8> = read("vectors.i8").into_iter().map(|b| b as i8).collect();
+    let scales: Vec<f32> = read("vectors.scale")
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let encoded = Vectors {
+        dimensions,
+        exact: &vectors,
+        codes: &codes,
+        scales: &scales,
+        signs: &signs,
+    };
     let rows = vectors.len() / dimensions;
     let step = (rows / queries.max(1)).max(1);
     let (mut exact_s, mut short_s) = (0f64, 0f64);
@@ -66,9 +78,7 @@ fn main() {
         let exact = nearest(&vectors, dimensions, query, CANDIDATES, keep);
         exact_s += started.elapsed().as_secs_f64();
         let started = Instant::now();
-        let short = nearest_shortlisted(
-            &signs, &vectors, dimensions, query, CANDIDATES, shortlist, keep,
-        );
+        let short = encoded.nearest_shortlisted(query, CANDIDATES, shortlist, Some(&keep));
         short_s += started.elapsed().as_secs_f64();
         let rows_of = |hits: &[(u32, f32)]| hits.iter().map(|h| h.0).collect::<Vec<_>>();
         let (exact, short) = (rows_of(&exact), rows_of(&short));

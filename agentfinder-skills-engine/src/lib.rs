@@ -16,6 +16,7 @@
 //! builder's binary embeds the query with the artifact's pinned model).
 
 pub mod local_index;
+pub mod nearest;
 pub mod rank;
 
 use std::collections::{HashMap, HashSet};
@@ -74,9 +75,10 @@ fn is_name_field(field: Field, fields: &[Field; 8]) -> bool {
     fields[..2].contains(&field)
 }
 
-/// Rows whose vectors a search scores exactly, chosen by their sign bits
-/// ([`rank::nearest_shortlisted`]): the exact scan of every vector was 74%
-/// of a hybrid search over 124,792 documents (192 MB of f32 a query).
+/// Rows whose vectors a search ranks by their codes, chosen by their sign
+/// bits ([`nearest::Vectors::nearest_shortlisted`]): the exact scan of
+/// every vector was 74% of a hybrid search over 124,792 documents (192 MB
+/// of f32 a query).
 pub const SHORTLIST: usize = 2_000;
 
 /// How to search.
@@ -110,8 +112,15 @@ struct Inner {
     offsets: memmap2::Mmap,
     source_rows: memmap2::Mmap,
     skill_rows: memmap2::Mmap,
-    vectors: Option<memmap2::Mmap>,
-    signs: Option<memmap2::Mmap>,
+    vectors: Option<VectorFiles>,
+}
+
+/// The mapped files of a local index's vectors ([`nearest::Vectors`]).
+struct VectorFiles {
+    exact: memmap2::Mmap,
+    codes: memmap2::Mmap,
+    scales: memmap2::Mmap,
+    signs: memmap2::Mmap,
 }
 
 impl Engine {
@@ -144,10 +153,15 @@ impl Engine {
             unsafe { memmap2::Mmap::map(&file) }.map_err(io)
         };
         let (_, fields) = local_index::schema();
-        let (vectors, signs) = if meta.dimensions > 0 {
-            (Some(map("vectors.f32")?), Some(map("vectors.sign")?))
+        let vectors = if meta.dimensions > 0 {
+            Some(VectorFiles {
+                exact: map("vectors.f32")?,
+                codes: map("vectors.i8")?,
+                scales: map("vectors.scale")?,
+                signs: map("vectors.sign")?,
+            })
         } else {
-            (None, None)
+            None
         };
         Ok(Self {
             inner: Arc::new(Inner {
@@ -160,7 +174,6 @@ impl Engine {
                 source_rows: map("sources.bin")?,
                 skill_rows: map("skills.bin")?,
                 vectors,
-                signs,
                 meta,
             }),
         })
@@ -366,28 +379,31 @@ impl Engine {
     /// Rows by vector similarity, best first, with their cosines.
     fn vector_rows(&self, query: &[f32], source: Option<&str>) -> Vec<(u32, f32)> {
         let inner = &self.inner;
-        let (Some(bytes), Some(sign_bytes)) = (&inner.vectors, &inner.signs) else {
+        let Some(files) = &inner.vectors else {
             return Vec::new();
         };
-        let (Ok(vectors), Ok(signs)) = (
-            bytemuck::try_cast_slice::<u8, f32>(bytes),
-            bytemuck::try_cast_slice::<u8, u64>(sign_bytes),
+        let (Ok(exact), Ok(scales), Ok(signs)) = (
+            bytemuck::try_cast_slice::<u8, f32>(&files.exact),
+            bytemuck::try_cast_slice::<u8, f32>(&files.scales),
+            bytemuck::try_cast_slice::<u8, u64>(&files.signs),
         ) else {
             return Vec::new();
         };
-        let wanted = source.and_then(|s| inner.meta.sources.iter().position(|x| x == s));
-        if source.is_some() && wanted.is_none() {
-            return Vec::new();
-        }
-        rank::nearest_shortlisted(
+        let vectors = nearest::Vectors {
+            dimensions: inner.meta.dimensions,
+            exact,
+            codes: bytemuck::cast_slice::<u8, i8>(&files.codes),
+            scales,
             signs,
-            vectors,
-            inner.meta.dimensions,
-            query,
-            CANDIDATES,
-            SHORTLIST,
-            |row| wanted.is_none_or(|want| self.source_of(row) == Some(want)),
-        )
+        };
+        let Some(source) = source else {
+            return vectors.nearest_shortlisted(query, CANDIDATES, SHORTLIST, None);
+        };
+        let Some(wanted) = inner.meta.sources.iter().position(|s| s == source) else {
+            return Vec::new();
+        };
+        let keep = |row: u32| self.source_of(row) == Some(wanted);
+        vectors.nearest_shortlisted(query, CANDIDATES, SHORTLIST, Some(&keep))
     }
 
     fn skill_of(&self, row: u32) -> Option<u64> {

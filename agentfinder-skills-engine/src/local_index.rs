@@ -9,7 +9,10 @@
 //!                               is chosen without reading documents)
 //! <cache>/<key>/vectors.f32     dimensions f32 per row (zeros for a row without one)
 //! <cache>/<key>/vectors.sign    the sign bits of each row's vector, in u64 words
-//!                               (the shortlist a search scores exactly)
+//!                               (the shortlist a search ranks by codes)
+//! <cache>/<key>/vectors.i8      dimensions 8-bit codes per row, and
+//! <cache>/<key>/vectors.scale   f32 per row: its codes' scale (the codes
+//!                               choose which rows are scored exactly)
 //! <cache>/<key>/meta.json       key, rows, dimensions, sources, embedder
 //! ```
 //!
@@ -32,7 +35,7 @@ use agentfinder_skills_reader::sources::ArtifactSet;
 use crate::EngineError;
 
 /// Version of the local index's layout; a change builds new folders.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 
 /// The searchable fields and how much a match in each counts (the order
 /// of Meilisearch's `searchableAttributes`, most important first).
@@ -187,6 +190,9 @@ struct Sink {
     vectors: BufWriter<std::fs::File>,
     signs: BufWriter<std::fs::File>,
     sign_buffer: Vec<u64>,
+    codes: BufWriter<std::fs::File>,
+    code_buffer: Vec<i8>,
+    scales: BufWriter<std::fs::File>,
     written: u64,
     rows: u64,
     dimensions: usize,
@@ -217,6 +223,9 @@ impl Sink {
             vectors: file("vectors.f32")?,
             signs: file("vectors.sign")?,
             sign_buffer: Vec::new(),
+            codes: file("vectors.i8")?,
+            code_buffer: Vec::new(),
+            scales: file("vectors.scale")?,
             written: 0,
             rows: 0,
             dimensions: 0,
@@ -302,7 +311,7 @@ impl Sink {
             if let Some(v) = &vector {
                 self.dimensions = v.len();
                 // Earlier rows had none: zeros keep rows aligned.
-                let words = crate::rank::sign_words(self.dimensions);
+                let words = crate::nearest::sign_words(self.dimensions);
                 for _ in 0..row {
                     self.vectors
                         .write_all(bytemuck::cast_slice(&vec![0f32; self.dimensions]))
@@ -310,6 +319,10 @@ impl Sink {
                     self.signs
                         .write_all(bytemuck::cast_slice(&vec![0u64; words]))
                         .map_err(io)?;
+                    self.codes
+                        .write_all(&vec![0u8; self.dimensions])
+                        .map_err(io)?;
+                    self.scales.write_all(&0f32.to_le_bytes()).map_err(io)?;
                 }
             }
         }
@@ -320,10 +333,16 @@ impl Sink {
                 .write_all(bytemuck::cast_slice(&v))
                 .map_err(io)?;
             self.sign_buffer.clear();
-            crate::rank::push_sign_bits(&v, &mut self.sign_buffer);
+            crate::nearest::push_sign_bits(&v, &mut self.sign_buffer);
             self.signs
                 .write_all(bytemuck::cast_slice(&self.sign_buffer))
                 .map_err(io)?;
+            self.code_buffer.clear();
+            let scale = crate::nearest::push_codes(&v, &mut self.code_buffer);
+            self.codes
+                .write_all(bytemuck::cast_slice(&self.code_buffer))
+                .map_err(io)?;
+            self.scales.write_all(&scale.to_le_bytes()).map_err(io)?;
         }
         self.rows += 1;
         Ok(())
@@ -359,6 +378,8 @@ impl Sink {
             self.skill_rows,
             self.vectors,
             self.signs,
+            self.codes,
+            self.scales,
         ] {
             file.flush().map_err(io)?;
             file.get_ref().sync_all().map_err(io)?;
