@@ -201,6 +201,12 @@ struct Sink {
 
 impl Sink {
     fn create(dir: &Path) -> Result<Self, EngineError> {
+        Self::with_writer_threads(dir, None)
+    }
+
+    /// A sink whose tantivy writer has `threads` indexing threads (each
+    /// writes segments of its own), or tantivy's choice by the cores.
+    fn with_writer_threads(dir: &Path, threads: Option<usize>) -> Result<Self, EngineError> {
         let io = |e: std::io::Error| EngineError::Io(format!("{}: {e}", dir.display()));
         let file = |name: &str| -> Result<BufWriter<std::fs::File>, EngineError> {
             Ok(BufWriter::new(
@@ -211,7 +217,19 @@ impl Sink {
         std::fs::create_dir_all(&tantivy_dir).map_err(io)?;
         let (schema, fields) = schema();
         let index = Index::create_in_dir(&tantivy_dir, schema).map_err(EngineError::index)?;
-        let writer = index.writer(WRITER_BUDGET).map_err(EngineError::index)?;
+        let writer = match threads {
+            // tantivy wants at least 15 MB a thread.
+            Some(threads) => {
+                index.writer_with_num_threads(threads, WRITER_BUDGET.max(threads * 15_000_000))
+            }
+            None => index.writer(WRITER_BUDGET),
+        }
+        .map_err(EngineError::index)?;
+        // No merges in the background: `finish` merges every segment into
+        // one itself, and a merge the default policy had started on some of
+        // them made that fail ("segments that were merged could not be
+        // found"; seen on 313,903 documents of AgentWorkers/skills).
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         Ok(Self {
             dir: dir.to_path_buf(),
             writer,
@@ -395,5 +413,37 @@ impl Sink {
         let bytes = serde_json::to_vec_pretty(&meta).map_err(|e| EngineError::Io(e.to_string()))?;
         // Written last: its presence means the folder is complete.
         std::fs::write(self.dir.join("meta.json"), bytes).map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_segments_are_merged_into_one() {
+        // Eight indexing threads leave up to eight segments at the commit,
+        // enough for tantivy's default merge policy to start merging some
+        // of them while `finish` merges them all.
+        for round in 0..3 {
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let mut sink = Sink::with_writer_threads(dir.path(), Some(8)).expect("a sink");
+            for n in 0..2_000 {
+                let mut doc = serde_json::json!({
+                    "skill_key": format!("s:r:skills/{n}/SKILL.md"),
+                    "skill_name": format!("skill {n}"),
+                    "content": format!("words of document {n} and {}", n % 7),
+                    "source": "s",
+                });
+                sink.add(&mut doc, "s").expect("a document added");
+            }
+            sink.finish("key", None)
+                .unwrap_or_else(|e| panic!("round {round}: {e}"));
+            let index = Index::open_in_dir(dir.path().join("tantivy")).expect("an index");
+            let segments = index.searchable_segment_ids().expect("segments");
+            assert_eq!(segments.len(), 1, "round {round}");
+            let reader = index.reader().expect("a reader");
+            assert_eq!(reader.searcher().num_docs(), 2_000);
+        }
     }
 }
