@@ -328,42 +328,40 @@ impl Sink {
         if self.dimensions == 0 {
             if let Some(v) = &vector {
                 self.dimensions = v.len();
-                // Earlier rows had none: zeros keep rows aligned.
-                let words = crate::nearest::sign_words(self.dimensions);
+                // Earlier rows had none: zero vectors keep rows aligned.
+                let zeros = vec![0f32; self.dimensions];
                 for _ in 0..row {
-                    self.vectors
-                        .write_all(bytemuck::cast_slice(&vec![0f32; self.dimensions]))
-                        .map_err(io)?;
-                    self.signs
-                        .write_all(bytemuck::cast_slice(&vec![0u64; words]))
-                        .map_err(io)?;
-                    self.codes
-                        .write_all(&vec![0u8; self.dimensions])
-                        .map_err(io)?;
-                    self.scales.write_all(&0f32.to_le_bytes()).map_err(io)?;
+                    self.write_vector(&zeros)?;
                 }
             }
         }
         if self.dimensions > 0 {
             let mut v = vector.unwrap_or_default();
             v.resize(self.dimensions, 0.0);
-            self.vectors
-                .write_all(bytemuck::cast_slice(&v))
-                .map_err(io)?;
-            self.sign_buffer.clear();
-            crate::nearest::push_sign_bits(&v, &mut self.sign_buffer);
-            self.signs
-                .write_all(bytemuck::cast_slice(&self.sign_buffer))
-                .map_err(io)?;
-            self.code_buffer.clear();
-            let scale = crate::nearest::push_codes(&v, &mut self.code_buffer);
-            self.codes
-                .write_all(bytemuck::cast_slice(&self.code_buffer))
-                .map_err(io)?;
-            self.scales.write_all(&scale.to_le_bytes()).map_err(io)?;
+            self.write_vector(&v)?;
         }
         self.rows += 1;
         Ok(())
+    }
+
+    /// Appends one row's vector in each form a search reads: the f32
+    /// components, their sign bits, and their codes and scale.
+    fn write_vector(&mut self, v: &[f32]) -> Result<(), EngineError> {
+        let io = |e: std::io::Error| EngineError::Io(e.to_string());
+        self.vectors
+            .write_all(bytemuck::cast_slice(v))
+            .map_err(io)?;
+        self.sign_buffer.clear();
+        crate::nearest::push_sign_bits(v, &mut self.sign_buffer);
+        self.signs
+            .write_all(bytemuck::cast_slice(&self.sign_buffer))
+            .map_err(io)?;
+        self.code_buffer.clear();
+        let scale = crate::nearest::push_codes(v, &mut self.code_buffer);
+        self.codes
+            .write_all(bytemuck::cast_slice(&self.code_buffer))
+            .map_err(io)?;
+        self.scales.write_all(&scale.to_le_bytes()).map_err(io)
     }
 
     fn finish(mut self, key: &str, embedder: Option<Value>) -> Result<(), EngineError> {

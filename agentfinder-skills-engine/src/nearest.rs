@@ -429,6 +429,21 @@ mod tests {
         fn row(&self, row: usize) -> &[f32] {
             &self.exact[row * self.dimensions..(row + 1) * self.dimensions]
         }
+
+        /// With every `step`th row as a query, how many of the exact scan's
+        /// top 10 rows a search with `shortlist` finds, and of how many.
+        fn top_10_found(&self, shortlist: usize, step: usize) -> (usize, usize) {
+            let rows = self.exact.len() / self.dimensions;
+            let (mut found, mut wanted) = (0, 0);
+            for q in (0..rows).step_by(step) {
+                let query = self.row(q);
+                let exact = nearest(&self.exact, self.dimensions, query, 10, |_| true);
+                let short = self.view().nearest_shortlisted(query, 10, shortlist, None);
+                wanted += exact.len();
+                found += exact.iter().filter(|e| short.contains(e)).count();
+            }
+            (found, wanted)
+        }
     }
 
     #[test]
@@ -558,14 +573,7 @@ mod tests {
         let dimensions = 96;
         let encoded = Encoded::new(unit_vectors(3000, dimensions), dimensions);
         let vectors = encoded.view();
-        let (mut found, mut wanted) = (0, 0);
-        for q in (0..3000).step_by(97) {
-            let query = encoded.row(q);
-            let exact = nearest(&encoded.exact, dimensions, query, 10, |_| true);
-            let short = vectors.nearest_shortlisted(query, 10, 300, None);
-            wanted += exact.len();
-            found += exact.iter().filter(|e| short.contains(e)).count();
-        }
+        let (found, wanted) = encoded.top_10_found(300, 97);
         // A 10% shortlist of random unit vectors keeps most exact neighbours;
         // a broken distance (or a shortlist in row order) keeps about 10%.
         assert!(found * 10 >= wanted * 7, "{found} of {wanted}");
@@ -589,15 +597,7 @@ mod tests {
         // they must keep the exact top 10 within the best 20 they rank.
         let dimensions = 384;
         let encoded = Encoded::new(unit_vectors(2000, dimensions), dimensions);
-        let vectors = encoded.view();
-        let (mut found, mut wanted) = (0, 0);
-        for q in (0..2000).step_by(101) {
-            let query = encoded.row(q);
-            let exact = nearest(&encoded.exact, dimensions, query, 10, |_| true);
-            let short = vectors.nearest_shortlisted(query, 10, 2000, None);
-            wanted += exact.len();
-            found += exact.iter().filter(|e| short.contains(e)).count();
-        }
+        let (found, wanted) = encoded.top_10_found(2000, 101);
         assert!(found * 100 >= wanted * 99, "{found} of {wanted}");
     }
 
