@@ -18,6 +18,7 @@
 pub mod local_index;
 pub mod nearest;
 pub mod rank;
+pub mod typo;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tantivy::collector::TopDocs;
 use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, Occur, Query, TermQuery,
+    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, Index, IndexReader, Term};
@@ -65,7 +66,8 @@ pub const SOURCE_TYPE: &str = "embedded";
 pub const CANDIDATES: usize = 200;
 
 /// Shortest word a typo is allowed in (Meilisearch's default
-/// `minWordSizeForTypos.oneTypo`).
+/// `minWordSizeForTypos.oneTypo`); never on its first letter
+/// ([`typo::OneTypoAfterFirstLetter`]), which Meilisearch counts as two.
 pub const TYPO_MIN_LENGTH: usize = 5;
 
 /// Whether `field` is a name or a title (the first two of
@@ -264,7 +266,7 @@ impl Engine {
     /// then names and titles, where a match counts the field's weight
     /// whatever the field's length, and a word of at least
     /// [`TYPO_MIN_LENGTH`] letters may be one typo away (Meilisearch's
-    /// default). A row's score is the sum of the two.
+    /// default), but not on its first letter. A row's score is the sum of the two.
     fn keyword_rows(&self, query: &EngineQuery<'_>) -> Result<Vec<u32>, EngineError> {
         let inner = &self.inner;
         let words = self.query_words(query.text);
@@ -286,7 +288,7 @@ impl Engine {
                     continue;
                 }
                 let matched: Box<dyn Query> = if word.chars().count() >= TYPO_MIN_LENGTH {
-                    Box::new(FuzzyTermQuery::new(term, 1, true))
+                    Box::new(typo::OneTypoAfterFirstLetter::new(*field, word))
                 } else {
                     Box::new(TermQuery::new(term, IndexRecordOption::Basic))
                 };
