@@ -18,6 +18,7 @@
 pub mod local_index;
 pub mod nearest;
 pub mod rank;
+pub mod turns;
 pub mod typo;
 
 use std::collections::{HashMap, HashSet};
@@ -26,9 +27,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tantivy::collector::TopDocs;
-use tantivy::query::{
-    BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
-};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, Index, IndexReader, Term};
 
@@ -38,6 +37,7 @@ use agentfinder_skills_reader::sources::ArtifactSet;
 use agentfinder_skills_reader::store::Store;
 
 use local_index::{Fields, Meta, WEIGHTED_FIELDS};
+pub use turns::Turns;
 
 /// The engine could not be opened or could not search.
 #[derive(Debug, thiserror::Error)]

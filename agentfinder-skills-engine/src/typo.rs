@@ -123,7 +123,9 @@ mod tests {
             assert!(matches("deploy", term), "{term}");
         }
         // Two typos, or one on the first letter, do not.
-        for term in ["dlepoy", "xeploy", "eploy", "adeploy", "deplyo s", "delpoys"] {
+        for term in [
+            "dlepoy", "xeploy", "eploy", "adeploy", "deplyo s", "delpoys",
+        ] {
             assert!(!matches("deploy", term), "{term}");
         }
         // A first character of several bytes is matched whole.
@@ -142,9 +144,7 @@ mod tests {
         let index = tantivy::Index::create_in_ram(schema.build());
         let mut writer: tantivy::IndexWriter = index.writer(15_000_000).unwrap();
         for text in ["deploy a space", "redeploy it", "employ people", "delpoyed"] {
-            writer
-                .add_document(tantivy::doc!(title => text))
-                .unwrap();
+            writer.add_document(tantivy::doc!(title => text)).unwrap();
         }
         writer.commit().unwrap();
         let searcher = index.reader().unwrap().searcher();

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 
 use agentfinder_skills::embed::{EmbedSettings, Embedder};
-use agentfinder_skills_engine::{Engine, EngineQuery};
+use agentfinder_skills_engine::{Engine, EngineQuery, Turns};
 use agentfinder_skills_reader::local::{LocalQuery, LocalSearch};
 use agentfinder_skills_reader::meili::SearchResponse;
 use agentfinder_skills_reader::store::{Store, StoreOptions};
@@ -27,6 +27,8 @@ pub struct EmbeddedSearch {
     /// (one forward pass per query, one at a time) is what a hybrid
     /// search waits for.
     recent: Mutex<HashMap<String, Vec<f32>>>,
+    /// Searches (and query embeddings) take turns at the CPU, in arrival order.
+    turns: Turns,
 }
 
 /// Query vectors kept; the cache starts over when it is full.
@@ -50,6 +52,7 @@ impl EmbeddedSearch {
             engines: tokio::sync::Mutex::new(HashMap::new()),
             embedder: Mutex::new(None),
             recent: Mutex::new(HashMap::new()),
+            turns: Turns::for_this_machine(),
         }
     }
 
@@ -163,26 +166,29 @@ impl LocalSearch for EmbeddedSearch {
     ) -> BoxFuture<'a, Result<SearchResponse, String>> {
         Box::pin(async move {
             let engine = self.engine(query.store.as_deref(), false).await?;
-            let this: &EmbeddedSearch = self;
-            let (vector, why_not) = match query.semantic_ratio {
-                Some(ratio) if ratio > 0.0 && engine.dimensions() > 0 => {
-                    // CPU work: let the runtime move other tasks off this thread.
-                    match tokio::task::block_in_place(|| this.query_vector(&engine, &query.text)) {
-                        Ok(v) => (Some(v), None),
-                        Err(why) => (None, Some(why)),
-                    }
-                }
-                _ => (None, None),
-            };
-            let asked = EngineQuery {
-                text: &query.text,
-                vector: vector.as_deref(),
-                source: query.source.as_deref(),
-                limit: query.limit,
-                semantic_ratio: query.semantic_ratio.unwrap_or(0.0),
-            };
-            let mut response =
-                tokio::task::block_in_place(|| engine.search(&asked)).map_err(|e| e.to_string())?;
+            let (mut response, why_not) = self
+                .turns
+                .run(|| {
+                    let (vector, why_not) = match query.semantic_ratio {
+                        Some(ratio) if ratio > 0.0 && engine.dimensions() > 0 => {
+                            match self.query_vector(&engine, &query.text) {
+                                Ok(v) => (Some(v), None),
+                                Err(why) => (None, Some(why)),
+                            }
+                        }
+                        _ => (None, None),
+                    };
+                    let asked = EngineQuery {
+                        text: &query.text,
+                        vector: vector.as_deref(),
+                        source: query.source.as_deref(),
+                        limit: query.limit,
+                        semantic_ratio: query.semantic_ratio.unwrap_or(0.0),
+                    };
+                    engine.search(&asked).map(|response| (response, why_not))
+                })
+                .await
+                .map_err(|e| e.to_string())?;
             if let Some(why) = why_not {
                 response.fallback = Some(format!("keywords only: {why}"));
             }
