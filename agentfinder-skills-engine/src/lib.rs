@@ -266,7 +266,8 @@ impl Engine {
     /// then names and titles, where a match counts the field's weight
     /// whatever the field's length, and a word of at least
     /// [`TYPO_MIN_LENGTH`] letters may be one typo away (Meilisearch's
-    /// default), but not on its first letter. A row's score is the sum of the two.
+    /// default), but not on its first letter. A row's score is the sum of
+    /// the two.
     fn keyword_rows(&self, query: &EngineQuery<'_>) -> Result<Vec<u32>, EngineError> {
         let inner = &self.inner;
         let words = self.query_words(query.text);
