@@ -84,13 +84,13 @@ mod tests {
                         let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
                         started.lock().unwrap().push(n);
-                        std::thread::sleep(Duration::from_millis(30));
+                        std::thread::sleep(Duration::from_millis(60));
                         running.fetch_sub(1, Ordering::SeqCst);
                     })
                     .await
             }));
             // Each task queues before the next is spawned.
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         for task in tasks {
             task.await.unwrap();
