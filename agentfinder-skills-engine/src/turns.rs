@@ -11,25 +11,95 @@
 //! on 2 cores under 16 clients: p99 78-80 ms -> 37-47 ms, max 145-164 ms
 //! -> 61-99 ms; the median rose from 18-20 to 23-25 ms, since short
 //! searches no longer overtake long ones.
+//!
+//! The workers are plain threads, not a rayon pool. Work that itself uses
+//! rayon (the model's matrix multiplies) then runs on rayon's global pool
+//! while the worker waits, and a waiting worker never picks up another
+//! queued search: with a rayon pool here, a worker holding a lock (the
+//! model's) stole a second search that took the same lock, on the same
+//! thread, and `serve` hung for good.
+//!
+//! The caller waits asynchronously, so its own timeout can fire while the
+//! work is queued; work whose caller stopped waiting is dropped unrun, and
+//! work that could not start by its deadline is refused
+//! ([`TurnError::Late`]).
 
-/// A queue for CPU-bound work (see the module's documentation): a pool
-/// of threads that take the work in the order it was queued.
-#[derive(Debug)]
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Why queued work did not run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TurnError {
+    /// Its turn came after its deadline.
+    #[error("busy: the search waited {waited_ms} ms for a turn ({ahead} searches were ahead of it) and could not start in time")]
+    Late {
+        /// How long it waited.
+        waited_ms: u64,
+        /// Work queued ahead of it when it was queued.
+        ahead: usize,
+    },
+    /// It panicked (the worker goes on with the next).
+    #[error("the search failed unexpectedly: {0}")]
+    Panicked(String),
+    /// No worker thread could be started.
+    #[error("no search thread could be started")]
+    NoWorkers,
+}
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+#[derive(Default)]
+struct Queue {
+    jobs: VecDeque<Job>,
+    stopping: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+}
+
+/// A queue for CPU-bound work (see the module's documentation): worker
+/// threads that take the work in the order it was queued.
 pub struct Turns {
-    pool: Option<rayon::ThreadPool>,
+    shared: Arc<Shared>,
     at_once: usize,
+    workers: usize,
+}
+
+impl std::fmt::Debug for Turns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turns")
+            .field("at_once", &self.at_once)
+            .field("workers", &self.workers)
+            .finish()
+    }
 }
 
 impl Turns {
     /// Turns for `at_once` searches at a time (at least one).
     pub fn new(at_once: usize) -> Self {
         let at_once = at_once.max(1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(at_once)
-            .thread_name(|n| format!("search-{n}"))
-            .build()
-            .ok();
-        Self { pool, at_once }
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            ready: Condvar::new(),
+        });
+        let mut workers = 0;
+        for n in 0..at_once {
+            let shared = shared.clone();
+            let started = std::thread::Builder::new()
+                .name(format!("search-{n}"))
+                .spawn(move || work_loop(&shared));
+            if started.is_ok() {
+                workers += 1;
+            }
+        }
+        Self {
+            shared,
+            at_once,
+            workers,
+        }
     }
 
     /// One search at a time per core of this machine.
@@ -42,27 +112,101 @@ impl Turns {
         self.at_once
     }
 
-    /// Runs `work` on the pool when its turn comes, and waits for it: the
-    /// pool's threads take work from one queue, first in, first out, and a
-    /// thread that finishes takes the next at once (a queue of async
-    /// tasks woken in turn measured 20% fewer requests a second). The
-    /// waiting thread is one the runtime lets block (it moves its other
-    /// tasks elsewhere meanwhile), so this needs a multi-threaded runtime.
-    /// Without a pool (its threads could not be started) `work` runs here.
-    pub async fn run<T: Send>(&self, work: impl FnOnce() -> T + Send) -> T {
-        tokio::task::block_in_place(|| match &self.pool {
-            Some(pool) => pool.install(work),
-            None => work(),
-        })
+    /// Work queued and not yet started.
+    pub fn waiting(&self) -> usize {
+        self.shared.queue.lock().map_or(0, |q| q.jobs.len())
     }
+
+    /// Queues `work` and waits (asynchronously) for its result. Work that
+    /// has not started by `start_by` is not run ([`TurnError::Late`]);
+    /// work whose caller stopped waiting (its future was dropped, e.g. by
+    /// a timeout) is dropped when its turn comes.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        start_by: Option<Instant>,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, TurnError> {
+        if self.workers == 0 {
+            return Err(TurnError::NoWorkers);
+        }
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let queued = Instant::now();
+        {
+            let Ok(mut queue) = self.shared.queue.lock() else {
+                return Err(TurnError::NoWorkers);
+            };
+            let ahead = queue.jobs.len();
+            queue.jobs.push_back(Box::new(move || {
+                if answer.is_closed() {
+                    return;
+                }
+                if start_by.is_some_and(|by| Instant::now() > by) {
+                    let _ = answer.send(Err(TurnError::Late {
+                        waited_ms: queued.elapsed().as_millis() as u64,
+                        ahead,
+                    }));
+                    return;
+                }
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+                    .map_err(|panic| TurnError::Panicked(panic_text(&panic)));
+                let _ = answer.send(done);
+            }));
+        }
+        self.shared.ready.notify_one();
+        answered.await.unwrap_or(Err(TurnError::NoWorkers))
+    }
+}
+
+impl Drop for Turns {
+    fn drop(&mut self) {
+        if let Ok(mut queue) = self.shared.queue.lock() {
+            queue.stopping = true;
+        }
+        self.shared.ready.notify_all();
+    }
+}
+
+/// A worker: takes the oldest job, runs it, until the queue is stopped.
+fn work_loop(shared: &Shared) {
+    loop {
+        let job = {
+            let Ok(mut queue) = shared.queue.lock() else {
+                return;
+            };
+            loop {
+                if let Some(job) = queue.jobs.pop_front() {
+                    break job;
+                }
+                if queue.stopping {
+                    return;
+                }
+                queue = match shared.ready.wait(queue) {
+                    Ok(queue) => queue,
+                    Err(_) => return,
+                };
+            }
+        };
+        job();
+    }
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}
+
+/// A deadline `within` from now (`None` past what an `Instant` holds).
+pub fn deadline_in(within: Duration) -> Option<Instant> {
+    Instant::now().checked_add(within)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Arc, Mutex};
-    use std::time::Duration;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn no_more_than_at_once_run_and_they_run_in_the_order_they_came() {
@@ -80,7 +224,7 @@ mod tests {
             );
             tasks.push(tokio::spawn(async move {
                 turns
-                    .run(|| {
+                    .run(None, move || {
                         let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
                         started.lock().unwrap().push(n);
@@ -93,7 +237,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         for task in tasks {
-            task.await.unwrap();
+            task.await.unwrap().unwrap();
         }
         assert_eq!(most.load(Ordering::SeqCst), 2, "two at once, never more");
         let order = started.lock().unwrap().clone();
@@ -102,6 +246,97 @@ mod tests {
             (0..10).collect::<Vec<_>>(),
             "first come, first served"
         );
+    }
+
+    /// The hang `serve` had: work on a worker that holds a lock while it
+    /// waits on rayon work must not let that worker take another queued
+    /// job that takes the same lock.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn work_that_holds_a_lock_across_rayon_work_cannot_deadlock() {
+        let turns = Arc::new(Turns::new(2));
+        let lock = Arc::new(Mutex::new(0u64));
+        let mut tasks = Vec::new();
+        for _ in 0..32 {
+            let (turns, lock) = (turns.clone(), lock.clone());
+            tasks.push(tokio::spawn(async move {
+                turns
+                    .run(None, move || {
+                        let mut held = lock.lock().unwrap();
+                        // A parallel loop while the lock is held, as the
+                        // model's matrix multiply runs.
+                        let sum: u64 = {
+                            use rayon::prelude::*;
+                            (0..20_000u64).into_par_iter().map(|x| x % 7).sum()
+                        };
+                        *held += sum;
+                    })
+                    .await
+            }));
+        }
+        let all = futures_join(tasks);
+        let done = tokio::time::timeout(Duration::from_secs(20), all).await;
+        assert!(done.is_ok(), "the queued work deadlocked");
+    }
+
+    async fn futures_join(tasks: Vec<tokio::task::JoinHandle<Result<(), TurnError>>>) {
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn work_that_cannot_start_in_time_is_refused_and_abandoned_work_never_runs() {
+        let turns = Arc::new(Turns::new(1));
+        let ran = Arc::new(AtomicUsize::new(0));
+        // Hold the one worker for 300 ms.
+        let blocker = {
+            let turns = turns.clone();
+            tokio::spawn(async move {
+                turns
+                    .run(None, || std::thread::sleep(Duration::from_millis(300)))
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Must start within 50 ms: it cannot.
+        let late = {
+            let ran = ran.clone();
+            turns
+                .run(deadline_in(Duration::from_millis(50)), move || {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                })
+                .await
+        };
+        assert!(
+            matches!(late, Err(TurnError::Late { ahead: 0, waited_ms }) if waited_ms >= 50),
+            "{late:?}"
+        );
+        // A caller that gives up (its timeout fires while queued).
+        let abandoned = {
+            let ran = ran.clone();
+            let turns = turns.clone();
+            tokio::time::timeout(Duration::from_millis(20), async move {
+                turns
+                    .run(None, move || {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                    })
+                    .await
+            })
+            .await
+        };
+        assert!(abandoned.is_err(), "the caller's timeout fired");
+        blocker.await.unwrap().unwrap();
+        // The worker is free; what comes next runs.
+        assert_eq!(turns.run(None, || 7).await, Ok(7));
+        assert_eq!(ran.load(Ordering::SeqCst), 0, "neither ran");
+    }
+
+    #[tokio::test]
+    async fn a_panic_is_an_error_and_the_worker_goes_on() {
+        let turns = Turns::new(1);
+        let failed = turns.run(None, || -> u32 { panic!("boom") }).await;
+        assert_eq!(failed, Err(TurnError::Panicked("boom".into())));
+        assert_eq!(turns.run(None, || 3).await, Ok(3));
     }
 
     #[test]

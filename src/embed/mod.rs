@@ -217,6 +217,30 @@ impl Embedder {
     }
 }
 
+/// The model alone, for search queries: no vector cache, and shared by
+/// threads without a lock ([`QueryEmbedder::embed`] takes `&self`). A lock
+/// held across a forward pass is what hung `serve`: the pass runs rayon
+/// work, and a thread waiting on it may pick up another search.
+pub struct QueryEmbedder {
+    model: SentenceModel,
+}
+
+impl QueryEmbedder {
+    /// Loads the model as [`Embedder::open`] does.
+    pub fn open(settings: &EmbedSettings) -> Result<Self, EmbedError> {
+        let dir = model_dir(settings)?;
+        let device = select_device(settings.device)?;
+        let model = SentenceModel::load(&dir, settings.max_tokens, device)?;
+        Ok(Self { model })
+    }
+
+    /// The vector of a search query.
+    pub fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut vectors = self.model.embed(&[text.to_string()])?;
+        Ok(vectors.pop().unwrap_or_default())
+    }
+}
+
 /// The vector cache, for sharing it through the store.
 impl AsMut<VectorCache> for Embedder {
     fn as_mut(&mut self) -> &mut VectorCache {
