@@ -67,6 +67,25 @@ pub struct Config {
     pub store: StoreOptions,
     /// The embed stage.
     pub embed: EmbedConfig,
+    /// The embedded search engine's local indexes.
+    pub engine: EngineConfig,
+}
+
+/// `[engine]`: the embedded search engine's local index cache.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineConfig {
+    /// Local index versions kept (the one in use and the ones used last);
+    /// older ones are removed after each new one is built.
+    pub keep_versions: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            keep_versions: agentfinder_skills_engine::cache::DEFAULT_KEEP,
+        }
+    }
 }
 
 /// `[embed]`.

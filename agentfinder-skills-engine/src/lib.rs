@@ -15,6 +15,7 @@
 //! The query's vector comes from the caller: this crate has no model (the
 //! builder's binary embeds the query with the artifact's pinned model).
 
+pub mod cache;
 pub mod local_index;
 pub mod nearest;
 pub mod rank;
@@ -69,6 +70,15 @@ pub const CANDIDATES: usize = 200;
 /// `minWordSizeForTypos.oneTypo`); never on its first letter
 /// ([`typo::OneTypoAfterFirstLetter`]), which Meilisearch counts as two.
 pub const TYPO_MIN_LENGTH: usize = 5;
+
+/// Most words of a query that are searched (the first ones, after stop
+/// words are dropped): each word is a term query per field, so a 2 KB
+/// query could otherwise become hundreds of queries.
+pub const MAX_QUERY_WORDS: usize = 32;
+
+/// Most words of a query that may match with a typo (the first long
+/// ones); each is a walk of the names' and titles' term dictionaries.
+pub const MAX_TYPO_WORDS: usize = 8;
 
 /// Whether `field` is a name or a title (the first two of
 /// [`WEIGHTED_FIELDS`]): a match there counts its weight, and a misspelt
@@ -129,15 +139,27 @@ impl Engine {
     /// Reads the artifacts of `store` (as `sync` does), builds their local
     /// index under `cache` if it is not there, and opens it.
     pub async fn open(store: &Store, cache: &Path) -> Result<Self, EngineError> {
-        let set = ArtifactSet::read(
+        let set = Self::read_set(store).await?;
+        Self::open_set(&set, cache).await
+    }
+
+    /// What [`Engine::open`] indexes: every source's `latest/` (retrying a
+    /// promotion under way), with the sources that could not be read.
+    pub async fn read_set(store: &Store) -> Result<ArtifactSet, EngineError> {
+        ArtifactSet::read(
             store,
             &ArtifactLocation::Latest,
             4,
             std::time::Duration::from_millis(500),
         )
         .await
-        .map_err(|e| EngineError::Artifact(e.to_string()))?;
-        let dir = local_index::build(&set, cache).await?;
+        .map_err(|e| EngineError::Artifact(e.to_string()))
+    }
+
+    /// Builds the local index of `set` under `cache` if it is not there
+    /// ([`local_index::build`]: blocking work), and opens it.
+    pub async fn open_set(set: &ArtifactSet, cache: &Path) -> Result<Self, EngineError> {
+        let dir = local_index::build(set, cache).await?;
         Self::open_dir(&dir)
     }
 
@@ -155,6 +177,7 @@ impl Engine {
             unsafe { memmap2::Mmap::map(&file) }.map_err(io)
         };
         let (_, fields) = local_index::schema();
+        cache::mark_used(dir);
         let vectors = if meta.dimensions > 0 {
             Some(VectorFiles {
                 exact: map("vectors.f32")?,
@@ -277,7 +300,10 @@ impl Engine {
         let fields = &inner.fields.text;
         let mut body: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut names: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut typo_words = 0;
         for word in &words {
+            let typo = word.chars().count() >= TYPO_MIN_LENGTH && typo_words < MAX_TYPO_WORDS;
+            typo_words += usize::from(typo);
             for ((_, weight), field) in WEIGHTED_FIELDS.iter().zip(fields) {
                 let term = Term::from_field_text(*field, word);
                 if !is_name_field(*field, fields) {
@@ -288,7 +314,7 @@ impl Engine {
                     ));
                     continue;
                 }
-                let matched: Box<dyn Query> = if word.chars().count() >= TYPO_MIN_LENGTH {
+                let matched: Box<dyn Query> = if typo {
                     Box::new(typo::OneTypoAfterFirstLetter::new(*field, word))
                 } else {
                     Box::new(TermQuery::new(term, IndexRecordOption::Basic))
@@ -335,8 +361,9 @@ impl Engine {
 
     /// The query's words as the index has them (tantivy's tokenizer:
     /// lowercased, split at what is not a letter or digit), each once, in
-    /// order; without stop words unless the query has nothing else.
-    fn query_words(&self, text: &str) -> Vec<String> {
+    /// order; without stop words unless the query has nothing else; at
+    /// most [`MAX_QUERY_WORDS`].
+    pub fn query_words(&self, text: &str) -> Vec<String> {
         let mut words: Vec<String> = Vec::new();
         if let Ok(mut analyzer) = self
             .inner
@@ -355,11 +382,13 @@ impl Engine {
             .filter(|w| !agentfinder_skills_reader::rank::is_stop_word(w))
             .cloned()
             .collect();
-        if meaningful.is_empty() {
+        let mut kept = if meaningful.is_empty() {
             words
         } else {
             meaningful
-        }
+        };
+        kept.truncate(MAX_QUERY_WORDS);
+        kept
     }
 
     /// `query`, restricted to `source` when one is given.

@@ -121,7 +121,9 @@ pub fn skill_digest(key: &str) -> u64 {
 }
 
 /// Builds the local index of `set` under `cache` (a no-op when its folder
-/// exists) and returns the folder.
+/// exists) and returns the folder. Indexing is synchronous CPU work between
+/// reads of the store: run it where blocking is allowed (a blocking thread
+/// driving this future), never on a thread that answers queries.
 pub async fn build(set: &ArtifactSet, cache: &Path) -> Result<PathBuf, EngineError> {
     let key = key_of(set);
     let target = cache.join(&key);
@@ -131,10 +133,14 @@ pub async fn build(set: &ArtifactSet, cache: &Path) -> Result<PathBuf, EngineErr
     let io = |e: std::io::Error| EngineError::Io(format!("{}: {e}", cache.display()));
     std::fs::create_dir_all(cache).map_err(io)?;
     let staging = tempfile::Builder::new()
-        .prefix(".build-")
+        .prefix(crate::cache::BUILD_PREFIX)
         .tempdir_in(cache)
         .map_err(io)?;
     let dir = staging.path().to_path_buf();
+    // Held until the folder is renamed: a folder whose lock is free is a
+    // killed build's, which `cache::tidy` removes.
+    let _lock = crate::cache::BuildLock::take(&dir).map_err(io)?;
+    pause_point("engine-build");
     let mut sink = Sink::create(&dir)?;
     for part in &set.parts {
         // Documents name their source (schema 4); older ones get the part's.
@@ -175,6 +181,22 @@ pub async fn build(set: &ArtifactSet, cache: &Path) -> Result<PathBuf, EngineErr
             Ok(target)
         }
         Err(e) => Err(io(e)),
+    }
+}
+
+/// Freezes the build here for `<seconds>` when `AGENTFINDER_PAUSE` is
+/// `<name>:<seconds>` (the builder's pause points, for tests that need a
+/// slow build); one environment lookup otherwise.
+fn pause_point(name: &str) {
+    let Ok(pause) = std::env::var("AGENTFINDER_PAUSE") else {
+        return;
+    };
+    if let Some((point, seconds)) = pause.rsplit_once(':') {
+        let seconds: f64 = seconds.parse().unwrap_or(0.0);
+        if point == name && seconds.is_finite() && (0.0..3600.0).contains(&seconds) {
+            eprintln!("pause point {name}: pausing {seconds} s");
+            std::thread::sleep(std::time::Duration::from_secs_f64(seconds));
+        }
     }
 }
 
@@ -443,5 +465,38 @@ mod tests {
             let reader = index.reader().expect("a reader");
             assert_eq!(reader.searcher().num_docs(), 2_000);
         }
+    }
+
+    #[test]
+    fn a_long_query_is_cut_to_its_first_words() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut sink = Sink::create(dir.path()).expect("a sink");
+        for (n, name) in ["deploy", "rollback"].iter().enumerate() {
+            let mut doc = serde_json::json!({
+                "skill_key": format!("s:r:skills/{n}/SKILL.md"),
+                "skill_name": name,
+                "content": format!("how to {name} a service"),
+                "source": "s",
+            });
+            sink.add(&mut doc, "s").expect("a document added");
+        }
+        sink.finish("key", None).expect("finished");
+        let engine = crate::Engine::open_dir(dir.path()).expect("opened");
+        // 2 KB of distinct long words, then the one that matters.
+        let filler: Vec<String> = (0..300).map(|n| format!("zzword{n}")).collect();
+        let long = format!("{} rollback", filler.join(" "));
+        let words = engine.query_words(&long);
+        assert_eq!(words.len(), crate::MAX_QUERY_WORDS);
+        assert_eq!(words[0], "zzword0");
+        // The first words are kept: a short query still finds its skill.
+        let found = engine
+            .search(&crate::EngineQuery {
+                text: "rollback the service",
+                limit: 1,
+                ..Default::default()
+            })
+            .expect("searched");
+        assert_eq!(found.results.len(), 1);
+        assert_eq!(found.results[0].display_name, "rollback");
     }
 }

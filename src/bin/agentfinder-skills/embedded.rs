@@ -2,15 +2,22 @@
 //! Meilisearch is configured: the store's artifacts indexed locally (once
 //! per artifact version), the query embedded with the artifacts' model when
 //! it is on this machine, keywords only otherwise.
+//!
+//! Searches never wait for a refresh: the engine in use sits in a map that
+//! is locked only to clone or replace it, and a refresh reads the store and
+//! builds a new local index (on a blocking thread) before it swaps the new
+//! engine in. A refresh that cannot read a source the engine in use holds
+//! keeps the engine in use, and says why in `status`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::Instant;
 
 use futures::future::BoxFuture;
 
-use agentfinder_skills::embed::{EmbedSettings, Embedder};
-use agentfinder_skills_engine::{Engine, EngineQuery, Turns};
+use agentfinder_skills::embed::{EmbedSettings, QueryEmbedder};
+use agentfinder_skills_engine::{cache, Engine, EngineQuery, Turns};
 use agentfinder_skills_reader::local::{LocalQuery, LocalSearch};
 use agentfinder_skills_reader::meili::SearchResponse;
 use agentfinder_skills_reader::store::{Store, StoreOptions};
@@ -20,15 +27,34 @@ pub struct EmbeddedSearch {
     store: String,
     store_options: StoreOptions,
     cache: PathBuf,
-    embed: Option<EmbedSettings>,
-    engines: tokio::sync::Mutex<HashMap<String, Engine>>,
-    embedder: Mutex<Option<Result<Embedder, String>>>,
-    /// Vectors of recent queries: agents repeat themselves, and the model
-    /// (one forward pass per query, one at a time) is what a hybrid
-    /// search waits for.
-    recent: Mutex<HashMap<String, Vec<f32>>>,
+    /// Local index versions kept in `cache` (see [`cache::tidy`]).
+    keep_versions: usize,
+    /// The engine in use per store, and what the last refresh could not do.
+    engines: RwLock<HashMap<String, Current>>,
+    /// One open or build at a time (searches do not take it once an
+    /// engine is in use).
+    opening: tokio::sync::Mutex<()>,
+    queries: Arc<QueryVectors>,
     /// Searches (and query embeddings) take turns at the CPU, in arrival order.
     turns: Turns,
+}
+
+/// The engine a store is searched with.
+#[derive(Clone)]
+struct Current {
+    engine: Engine,
+    /// Why the last refresh kept this engine, if it did.
+    problem: Option<String>,
+}
+
+/// Query vectors: the model, loaded once and shared without a lock, and
+/// the vectors of recent queries.
+struct QueryVectors {
+    embed: Option<EmbedSettings>,
+    model: OnceLock<Result<QueryEmbedder, String>>,
+    /// Agents repeat themselves, and the model's forward pass is what a
+    /// hybrid search waits for.
+    recent: Mutex<HashMap<String, Vec<f32>>>,
 }
 
 /// Query vectors kept; the cache starts over when it is full.
@@ -36,48 +62,115 @@ const RECENT_QUERIES: usize = 4_096;
 
 impl EmbeddedSearch {
     /// An engine over `store` (the default; a query may name another),
-    /// keeping local indexes in `cache`; `embed` says which model embeds
-    /// queries (`None`: keywords only).
+    /// keeping local indexes in `cache` (the `keep_versions` used last);
+    /// `embed` says which model embeds queries (`None`: keywords only).
     pub fn new(
         store: String,
         store_options: StoreOptions,
         cache: PathBuf,
+        keep_versions: usize,
         embed: Option<EmbedSettings>,
     ) -> Self {
         Self {
             store,
             store_options,
             cache,
-            embed,
-            engines: tokio::sync::Mutex::new(HashMap::new()),
-            embedder: Mutex::new(None),
-            recent: Mutex::new(HashMap::new()),
+            keep_versions,
+            engines: RwLock::new(HashMap::new()),
+            opening: tokio::sync::Mutex::new(()),
+            queries: Arc::new(QueryVectors {
+                embed,
+                model: OnceLock::new(),
+                recent: Mutex::new(HashMap::new()),
+            }),
             turns: Turns::for_this_machine(),
         }
     }
 
-    /// The engine of `spec`'s current artifacts; `refresh` looks at the
-    /// store again (a new `latest/` gets its own local index).
-    pub async fn engine(&self, spec: Option<&str>, refresh: bool) -> Result<Engine, String> {
-        let spec = spec.unwrap_or(&self.store).to_string();
-        let mut engines = self.engines.lock().await;
-        if !refresh {
-            if let Some(engine) = engines.get(&spec) {
-                return Ok(engine.clone());
-            }
-        }
-        let store =
-            Store::open_existing_with(&spec, &self.store_options).map_err(|e| e.to_string())?;
-        let engine = Engine::open(&store, &self.cache)
-            .await
-            .map_err(|e| e.to_string())?;
-        engines.insert(spec, engine.clone());
-        Ok(engine)
+    fn current(&self, spec: &str) -> Option<Current> {
+        self.engines.read().ok()?.get(spec).cloned()
     }
 
+    /// The engine of `spec`'s artifacts: the one in use, else opened now.
+    pub async fn engine(&self, spec: Option<&str>) -> Result<Engine, String> {
+        let spec = spec.unwrap_or(&self.store);
+        if let Some(current) = self.current(spec) {
+            return Ok(current.engine);
+        }
+        self.reopen(spec, false).await
+    }
+
+    /// Reads `spec`'s artifacts and swaps in their engine (building its
+    /// local index when `latest/` moved). With `force` unset an engine
+    /// already in use is returned as it is. The engine in use goes on
+    /// answering meanwhile, and is kept when the store cannot be read or
+    /// a source it holds is left out.
+    async fn reopen(&self, spec: &str, force: bool) -> Result<Engine, String> {
+        let _one_at_a_time = self.opening.lock().await;
+        let previous = self.current(spec);
+        if let (false, Some(previous)) = (force, &previous) {
+            return Ok(previous.engine.clone());
+        }
+        let opened = self.open(spec, previous.as_ref().map(|p| &p.engine)).await;
+        let (current, result) = match (opened, previous) {
+            (Ok(engine), _) => (
+                Current {
+                    engine: engine.clone(),
+                    problem: None,
+                },
+                Ok(engine),
+            ),
+            (Err(why), Some(previous)) => (
+                Current {
+                    engine: previous.engine.clone(),
+                    problem: Some(format!("still serving the previous version: {why}")),
+                },
+                Err(why),
+            ),
+            (Err(why), None) => return Err(why),
+        };
+        if let Ok(mut engines) = self.engines.write() {
+            engines.insert(spec.to_string(), current);
+        }
+        result
+    }
+
+    /// Opens `spec`'s current artifacts; refuses a set that leaves out a
+    /// source `previous` holds.
+    async fn open(&self, spec: &str, previous: Option<&Engine>) -> Result<Engine, String> {
+        let store =
+            Store::open_existing_with(spec, &self.store_options).map_err(|e| e.to_string())?;
+        let set = Engine::read_set(&store).await.map_err(|e| e.to_string())?;
+        if let Some(previous) = previous {
+            if let Some((source, why)) = set
+                .left_out
+                .iter()
+                .find(|(source, _)| previous.sources().contains(source))
+            {
+                return Err(format!("source {source} could not be read: {why}"));
+            }
+        }
+        let cache = self.cache.clone();
+        let runtime = tokio::runtime::Handle::current();
+        // Indexing is CPU work: a blocking thread drives it, so the
+        // runtime's threads go on answering queries.
+        let engine =
+            tokio::task::spawn_blocking(move || runtime.block_on(Engine::open_set(&set, &cache)))
+                .await
+                .map_err(|e| format!("the local index build stopped: {e}"))?
+                .map_err(|e| e.to_string())?;
+        let tidied = cache::tidy(&self.cache, engine.dir(), self.keep_versions);
+        for path in tidied.abandoned_builds.iter().chain(&tidied.old_versions) {
+            eprintln!("embedded engine: removed {}", path.display());
+        }
+        Ok(engine)
+    }
+}
+
+impl QueryVectors {
     /// The query's vector, when the engine's artifacts have vectors of the
-    /// model this machine has; why not otherwise.
-    fn query_vector(&self, engine: &Engine, text: &str) -> Result<Vec<f32>, String> {
+    /// model this machine has; why not otherwise. Runs in a turn.
+    fn vector(&self, engine: &Engine, text: &str) -> Result<Vec<f32>, String> {
         let Some(wanted) = engine.embedder() else {
             return Err("the artifact has no vectors".into());
         };
@@ -94,22 +187,17 @@ impl EmbeddedSearch {
         if let Some(vector) = self.recent.lock().ok().and_then(|r| r.get(text).cloned()) {
             return Ok(vector);
         }
-        let mut slot = self
-            .embedder
-            .lock()
-            .map_err(|_| "embedder lock poisoned".to_string())?;
-        let embedder = slot.get_or_insert_with(|| {
+        let model = self.model.get_or_init(|| {
             let offline = EmbedSettings {
                 download: false,
                 ..settings.clone()
             };
-            Embedder::open(&offline).map_err(|e| e.to_string())
+            QueryEmbedder::open(&offline).map_err(|e| e.to_string())
         });
-        let vector = match embedder {
-            Ok(embedder) => embedder.embed_query(text).map_err(|e| e.to_string())?,
+        let vector = match model {
+            Ok(model) => model.embed(text).map_err(|e| e.to_string())?,
             Err(why) => return Err(format!("no model to embed the query: {why}")),
         };
-        drop(slot);
         if let Ok(mut recent) = self.recent.lock() {
             if recent.len() >= RECENT_QUERIES {
                 recent.clear();
@@ -122,32 +210,48 @@ impl EmbeddedSearch {
 
 impl LocalSearch for EmbeddedSearch {
     fn refresh<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move { self.engine(store, true).await.map(|_| ()) })
+        Box::pin(async move {
+            let spec = store.unwrap_or(&self.store);
+            self.reopen(spec, true).await.map(|_| ())
+        })
     }
 
     fn status<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, serde_json::Value> {
         Box::pin(async move {
-            match self.engine(store, false).await {
-                Ok(engine) => serde_json::json!({
+            let spec = store.unwrap_or(&self.store);
+            match self.current(spec) {
+                Some(Current { engine, problem }) => serde_json::json!({
                     "ready": true,
                     "documents": engine.documents(),
                     "sources": engine.sources(),
                     "vectors": engine.dimensions() > 0,
+                    "problem": problem,
+                    "waiting": self.turns.waiting(),
                 }),
-                Err(e) => serde_json::json!({"ready": false, "problem": e}),
+                // Never opened: say so rather than build it here (a health
+                // probe must answer at once).
+                None => serde_json::json!({
+                    "ready": false,
+                    "problem": "the local index is not open yet",
+                }),
             }
         })
     }
 
     fn prepare<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let started = std::time::Instant::now();
-            let Ok(engine) = self.engine(store, false).await else {
+            let started = Instant::now();
+            let Ok(engine) = self.engine(store).await else {
                 return;
             };
-            if engine.dimensions() > 0 && self.embed.is_some() {
+            if engine.dimensions() > 0 && self.queries.embed.is_some() {
                 // Loads the model (a query vector is cached, so no work is lost).
-                let _ = tokio::task::block_in_place(|| self.query_vector(&engine, ""));
+                let queries = self.queries.clone();
+                let opened = engine.clone();
+                let _ = self
+                    .turns
+                    .run(None, move || queries.vector(&opened, ""))
+                    .await;
             }
             let seconds = started.elapsed().as_secs_f64();
             if seconds >= 1.0 {
@@ -165,30 +269,35 @@ impl LocalSearch for EmbeddedSearch {
         query: &'a LocalQuery,
     ) -> BoxFuture<'a, Result<SearchResponse, String>> {
         Box::pin(async move {
-            let engine = self.engine(query.store.as_deref(), false).await?;
+            let engine = self.engine(query.store.as_deref()).await?;
+            let queries = self.queries.clone();
+            let asked = query.clone();
             let (mut response, why_not) = self
                 .turns
-                .run(|| {
-                    let (vector, why_not) = match query.semantic_ratio {
+                .run(query.start_by, move || {
+                    let (vector, why_not) = match asked.semantic_ratio {
                         Some(ratio) if ratio > 0.0 && engine.dimensions() > 0 => {
-                            match self.query_vector(&engine, &query.text) {
+                            match queries.vector(&engine, &asked.text) {
                                 Ok(v) => (Some(v), None),
                                 Err(why) => (None, Some(why)),
                             }
                         }
                         _ => (None, None),
                     };
-                    let asked = EngineQuery {
-                        text: &query.text,
+                    let question = EngineQuery {
+                        text: &asked.text,
                         vector: vector.as_deref(),
-                        source: query.source.as_deref(),
-                        limit: query.limit,
-                        semantic_ratio: query.semantic_ratio.unwrap_or(0.0),
+                        source: asked.source.as_deref(),
+                        limit: asked.limit,
+                        semantic_ratio: asked.semantic_ratio.unwrap_or(0.0),
                     };
-                    engine.search(&asked).map(|response| (response, why_not))
+                    engine
+                        .search(&question)
+                        .map(|response| (response, why_not))
+                        .map_err(|e| e.to_string())
                 })
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())??;
             if let Some(why) = why_not {
                 response.fallback = Some(format!("keywords only: {why}"));
             }

@@ -343,6 +343,7 @@ async fn run_reader(
         config.output.store.clone(),
         config.store.clone(),
         agentfinder_skills_engine::default_cache_dir(),
+        config.engine.keep_versions,
         config.embed_settings(),
     );
     let defaults = ServingDefaults {
@@ -466,7 +467,7 @@ fn strict_policy(strict: Option<&str>) -> Result<StrictPolicy, String> {
 
 fn build_code(error: &BuildError) -> u8 {
     match error {
-        BuildError::Source(_) => exit::SOURCE,
+        BuildError::Source(_) | BuildError::TimedOut(_) => exit::SOURCE,
         BuildError::Embed(_) => exit::FAILURE,
         BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
         BuildError::Write(_)
