@@ -520,7 +520,7 @@ pub async fn sync_or_load(
     };
     result.map_err(|e| {
         let code = match &e {
-            SyncError::Artifact(_) => exit::STORAGE,
+            SyncError::Artifact(_) | SyncError::SourceUnreadable { .. } => exit::STORAGE,
             SyncError::Meili(_) | SyncError::State { .. } => exit::MEILI,
         };
         CommandFailure::new(
@@ -718,6 +718,7 @@ fn local_query(args: &SearchArgs) -> crate::local::LocalQuery {
         source: args.source.clone(),
         semantic_ratio: (!args.keyword_only).then_some(args.semantic_ratio),
         store: args.store.clone(),
+        start_by: None,
     }
 }
 
@@ -782,6 +783,7 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
                     source: None,
                     semantic_ratio: ratio,
                     store: store.clone(),
+                    start_by: None,
                 };
                 local.0.search(&query).await
             };

@@ -49,9 +49,21 @@ pub async fn registries(store: Option<&Store>, single: &str) -> Vec<Registry> {
     let Some(store) = store else {
         return vec![whole(single)];
     };
-    let built = list_sources(store).await.unwrap_or_default();
+    let mut built = Vec::new();
+    // A `sources/<id>/` folder is not a build: a first build that failed
+    // leaves one. A source counts as built once it has a `latest/`.
+    for id in list_sources(store).await.unwrap_or_default() {
+        let promoted = crate::artifact::read_success(
+            &crate::sources::source_store(store, &id),
+            &crate::contract::ArtifactLocation::Latest,
+        )
+        .await;
+        if matches!(promoted, Ok(Some(_))) {
+            built.push(id);
+        }
+    }
     let run = latest_run(store).await;
-    let mut names = built.clone();
+    let mut names = list_sources(store).await.unwrap_or_default();
     if let Some(run) = &run {
         for outcome in &run.sources {
             if !names.contains(&outcome.source) {
@@ -201,6 +213,8 @@ async fn ask(
                     source: registry.source.clone(),
                     semantic_ratio: options.hybrid.as_ref().map(|h| h.1),
                     store: options.store.clone(),
+                    // A registry still queued at its deadline is late.
+                    start_by: started.checked_add(options.deadline),
                 };
                 local_outcome(local, &asked, options.deadline).await
             }

@@ -21,6 +21,9 @@ pub struct LocalQuery {
     pub semantic_ratio: Option<f32>,
     /// The store (`--store`), when not the default one.
     pub store: Option<String>,
+    /// When the search must have started (a search still queued then is
+    /// refused, saying it was busy); `None`: whenever its turn comes.
+    pub start_by: Option<std::time::Instant>,
 }
 
 /// An in-process search engine.

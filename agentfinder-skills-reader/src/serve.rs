@@ -259,11 +259,12 @@ async fn search(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Respons
         Err((status, message)) => return error(status, &message),
     };
     let timeout = app.settings.request_timeout;
+    let arrived = Instant::now();
     let answered = tokio::time::timeout(timeout, async {
         let Ok(_permit) = app.permits.acquire().await else {
             return error(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
         };
-        answer(&app, &params).await
+        answer(&app, &params, arrived).await
     })
     .await;
     answered.unwrap_or_else(|_| {
@@ -275,8 +276,8 @@ async fn search(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Respons
 }
 
 /// Searches Meilisearch when it is up, else (or when it fails) the
-/// embedded engine.
-async fn answer(app: &App, params: &SearchParams) -> Response {
+/// embedded engine. `arrived` is when the request came.
+async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response {
     let started = Instant::now();
     let ratio = app.settings.semantic_ratio;
     let mut notice = None;
@@ -312,6 +313,10 @@ async fn answer(app: &App, params: &SearchParams) -> Response {
                 semantic_ratio: Some(ratio),
                 // The store serve was given, not the binary's default.
                 store: Some(app.settings.store.clone()),
+                // A search that cannot start within three quarters of the
+                // request's time is refused (503, busy) rather than left
+                // to time out: the rest is for the search itself.
+                start_by: arrived.checked_add(app.settings.request_timeout * 3 / 4),
             };
             let answered = match &app.engine {
                 Some(engine) => engine.0.search(&query).await.map(|r| (engine.0.name(), r)),

@@ -341,19 +341,39 @@ impl RunReport {
     }
 }
 
-/// The newest run report of `store`, if any can be read.
-pub async fn latest_run(store: &Store) -> Option<RunReport> {
+/// Run reports a many-source build keeps (the newest ones).
+pub const RUNS_KEPT: usize = 30;
+
+/// The run reports of `store`, oldest first.
+async fn run_paths(store: &Store) -> Result<Vec<Path>, object_store::Error> {
     let prefix = Path::from(RUNS_DIR);
     let mut names: Vec<Path> = store
         .inner
         .list(Some(&prefix))
         .map_ok(|meta| meta.location)
         .try_collect()
-        .await
-        .ok()?;
+        .await?;
     names.retain(|p| p.as_ref().ends_with(".json"));
     names.sort_by_key(|p| run_order(p.as_ref()));
-    let newest = names.pop()?;
+    Ok(names)
+}
+
+/// Removes all but the newest `keep` run reports; returns how many went.
+pub async fn prune_runs(store: &Store, keep: usize) -> Result<usize, object_store::Error> {
+    let names = run_paths(store).await?;
+    let old = names.len().saturating_sub(keep.max(1));
+    for path in &names[..old] {
+        match store.inner.delete(path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(old)
+}
+
+/// The newest run report of `store`, if any can be read.
+pub async fn latest_run(store: &Store) -> Option<RunReport> {
+    let newest = run_paths(store).await.ok()?.pop()?;
     let bytes = store.inner.get(&newest).await.ok()?.bytes().await.ok()?;
     serde_json::from_slice(&bytes).ok()
 }

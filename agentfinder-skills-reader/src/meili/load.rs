@@ -85,6 +85,15 @@ pub enum SyncError {
     /// Meilisearch failed.
     #[error(transparent)]
     Meili(#[from] MeiliError),
+    /// A source the live index holds could not be read: loading without it
+    /// would drop it from search, so the live index is kept as it is.
+    #[error("source {source_id} is in the live index but its latest/ could not be read ({reason}); the live index is kept as it is")]
+    SourceUnreadable {
+        /// The source id.
+        source_id: String,
+        /// Why it could not be read.
+        reason: String,
+    },
     /// The sidecar could not be written (the index was swapped).
     #[error("index loaded, but the loaded-state file {path} could not be written: {error}")]
     State {
@@ -138,6 +147,22 @@ async fn run(
     let client = config.client()?;
     let live_count = document_count(&client, config, &index).await?;
     let state = LoadedState::read(&options.state_path);
+    // A source that was loaded and cannot be read now (a transient store
+    // error, a promotion stuck halfway) is not dropped from search: the
+    // sync refuses, as promotion refuses to shrink, and says which
+    // (`load`, which forces, is how an operator drops it on purpose).
+    if let (false, Some(state)) = (force, &state) {
+        if let Some((source_id, reason)) = set
+            .left_out
+            .iter()
+            .find(|(id, _)| state.sources.iter().any(|s| &s.source == id))
+        {
+            return Err(SyncError::SourceUnreadable {
+                source_id: source_id.clone(),
+                reason: reason.clone(),
+            });
+        }
+    }
     let decision = if force {
         Decision::Load(StaleReason::Forced)
     } else {
