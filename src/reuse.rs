@@ -191,7 +191,7 @@ impl EntryKeys {
     /// link templates).
     pub fn new(build_digest: &str, ctx: &BuildContext) -> Self {
         let build = serde_json::json!({
-            "builder": env!("CARGO_PKG_VERSION"),
+            "output_version": crate::variant::output_version(),
             "schema": SCHEMA_VERSION,
             "build": build_digest,
             "source": ctx.source,

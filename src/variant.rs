@@ -17,13 +17,36 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 
-/// sha256 of what shapes a build's documents: the configuration's digest
+/// Version of what this builder writes for the same files and the same
+/// configuration. **Bump it with any change of output**: of parsing,
+/// chunking, validation, findings, documents, the catalog or the
+/// manifest. It keys the parse cache ([`crate::reuse`]) and the build
+/// digest, so after a bump a build parses every file again and a commit
+/// built before gets an artifact of its own. (The crate's version, 0.1.0
+/// since the first commit, said nothing of the code.)
+pub const OUTPUT_VERSION: u32 = 2;
+
+/// Environment variable that stands in for [`OUTPUT_VERSION`], so a test
+/// can run the same binary as a builder whose output changed.
+pub const OUTPUT_VERSION_ENV: &str = "AGENTFINDER_OUTPUT_VERSION";
+
+/// [`OUTPUT_VERSION`], or the number in [`OUTPUT_VERSION_ENV`].
+pub fn output_version() -> u32 {
+    std::env::var(OUTPUT_VERSION_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(OUTPUT_VERSION)
+}
+
+/// sha256 of what shapes a build's documents: the builder's
+/// [`output_version`], the configuration's digest
 /// (repository, walk, parse, chunk, links, catalog, embedder settings), the
 /// schema version, whether vectors were computed, and the search settings
 /// the manifest declares (a builder that ranks differently, say with other
 /// stop words, writes an artifact of its own, which a sync then loads).
 pub fn build_digest(config: &Config, vectors: bool) -> String {
     let key = serde_json::json!({
+        "output_version": output_version(),
         "config": config.digest(),
         "schema_version": SCHEMA_VERSION,
         "vectors": vectors,

@@ -75,6 +75,10 @@ pub enum BuildError {
     /// The embed stage could not load or run its model.
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    /// The build ran past its deadline before promotion (nothing was
+    /// promoted).
+    #[error("timed out after {0} s, before promotion (latest/ unchanged)")]
+    TimedOut(u64),
     /// A background task died.
     #[error("internal error: {0}")]
     Internal(String),
@@ -102,32 +106,54 @@ pub async fn build(
     store: &Store,
     reporter: &Reporter,
 ) -> Result<BuildSummary, BuildError> {
-    let started = Instant::now();
-    let snapshot = open_source(&request).await?;
-    let request = BuildRequest {
-        config: config_for_source(
-            &request.config,
-            &snapshot.display,
-            snapshot.remote_url.as_deref(),
-            snapshot.version.is_git,
-            reporter,
-        ),
-        ..request
-    };
-    reporter.info(
-        "source",
-        format!(
-            "source {} ({}) at {} ({})",
-            snapshot.display,
-            request.config.repo(),
-            snapshot.version.id,
-            snapshot.version.branch
-        ),
-    );
+    build_by(request, store, reporter, None).await
+}
 
-    let run = RunContext::new(&request.config, ParseCache::disabled());
+/// Runs a build into `store`; the work before promotion stops at
+/// `deadline` ([`BuildError::TimedOut`], `latest/` untouched). Promotion,
+/// once begun, always runs to its end: stopped halfway it would leave
+/// `latest/` without `_SUCCESS` and its lock held.
+pub async fn build_by(
+    request: BuildRequest,
+    store: &Store,
+    reporter: &Reporter,
+    deadline: Option<tokio::time::Instant>,
+) -> Result<BuildSummary, BuildError> {
+    let started = Instant::now();
+    let unpromoted = async {
+        let snapshot = open_source(&request).await?;
+        let request = BuildRequest {
+            config: config_for_source(
+                &request.config,
+                &snapshot.display,
+                snapshot.remote_url.as_deref(),
+                snapshot.version.is_git,
+                reporter,
+            ),
+            ..request.clone()
+        };
+        reporter.info(
+            "source",
+            format!(
+                "source {} ({}) at {} ({})",
+                snapshot.display,
+                request.config.repo(),
+                snapshot.version.id,
+                snapshot.version.branch
+            ),
+        );
+        let run = RunContext::new(&request.config, ParseCache::disabled());
+        let built = build_commit(&request, snapshot, store, reporter, run.clone()).await;
+        Ok::<_, BuildError>((request, run, built))
+    };
+    let (request, run, built) = match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, unpromoted)
+            .await
+            .map_err(|_| BuildError::TimedOut(started.elapsed().as_secs()))??,
+        None => unpromoted.await?,
+    };
     let outcome: Result<BuildSummary, BuildError> = async {
-        let mut summary = build_commit(&request, snapshot, store, reporter, run.clone()).await?;
+        let mut summary = built?;
         summary.store = store.display.clone();
         if request.promote {
             let policy = PromotePolicy {

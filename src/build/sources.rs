@@ -9,11 +9,13 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
-use agentfinder_skills_reader::sources::{reason_text, source_store, RunReport, SourceOutcome};
+use agentfinder_skills_reader::sources::{
+    prune_runs, reason_text, source_store, RunReport, SourceOutcome, RUNS_KEPT,
+};
 use agentfinder_skills_reader::store::Store;
 use agentfinder_skills_reader::topgun::RegistryStatus;
 
-use super::{build, BuildError, BuildRequest, BuildSummary};
+use super::{build_by, BuildError, BuildRequest, BuildSummary};
 use crate::config::{Config, SourceEntry};
 use crate::logging::Reporter;
 use crate::source::network::NetworkFailure;
@@ -88,6 +90,13 @@ pub async fn build_sources(
             path: report.path(),
             message: reason_text(&e.to_string()),
         })?;
+    // Older reports go: `find` and `/health` read the newest, and a daily
+    // job would otherwise grow the listing for ever.
+    match prune_runs(store, RUNS_KEPT).await {
+        Ok(0) => {}
+        Ok(n) => reporter.info("sources", format!("removed {n} old run reports")),
+        Err(e) => reporter.warn("sources", format!("old run reports: {e}")),
+    }
     Ok((report, path))
 }
 
@@ -139,15 +148,12 @@ async fn build_one(
                 strict: request.strict.clone(),
             };
             let store = source_store(store, &entry.id);
-            match tokio::time::timeout(timeout, build_retrying(build_request, &store, &reporter))
+            // The deadline stops work before promotion only: a
+            // promotion under way runs to its end (see `build_by`).
+            let deadline = tokio::time::Instant::now().checked_add(timeout);
+            build_retrying(build_request, &store, &reporter, deadline)
                 .await
-            {
-                Ok(result) => result.map_err(Unbuilt::from),
-                Err(_) => Err(Unbuilt::unavailable(format!(
-                    "timed out after {} s",
-                    timeout.as_secs()
-                ))),
-            }
+                .map_err(Unbuilt::from)
         }
     };
     let latency_ms = started.elapsed().as_millis() as u64;
@@ -195,10 +201,11 @@ async fn build_retrying(
     request: BuildRequest,
     store: &Store,
     reporter: &Reporter,
+    deadline: Option<tokio::time::Instant>,
 ) -> Result<BuildSummary, BuildError> {
     let mut delays = RATE_LIMIT_DELAYS.iter();
     loop {
-        let result = build(request.clone(), store, reporter).await;
+        let result = build_by(request.clone(), store, reporter, deadline).await;
         let rate_limited = matches!(
             &result,
             Err(BuildError::Source(SourceError::Network {
@@ -213,7 +220,12 @@ async fn build_retrying(
             "sources",
             format!("rate limited; trying again in {} s", delay.as_secs()),
         );
-        tokio::time::sleep(*delay).await;
+        let wake = tokio::time::Instant::now() + *delay;
+        if deadline.is_some_and(|deadline| wake >= deadline) {
+            // No time left to wait for the server.
+            return result;
+        }
+        tokio::time::sleep_until(wake).await;
     }
 }
 
@@ -246,6 +258,7 @@ impl From<BuildError> for Unbuilt {
             BuildError::Source(SourceError::Network {
                 failure, message, ..
             }) => Self::unavailable(format!("{failure}: {message}")),
+            BuildError::TimedOut(_) => Self::unavailable(error.to_string()),
             BuildError::Source(SourceError::Missing(path)) => {
                 Self::unavailable(format!("{path} does not exist on this machine"))
             }
