@@ -107,16 +107,18 @@ fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index(
     assert_eq!(hits[0]["displayName"], "deploy", "{hits:#?}");
     // ... but not in a word under five letters, as Meilisearch allows them.
     let out = search(work.path(), cache.path(), &["gfi", "--json"]);
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap_or(Value::Null);
-    assert!(
-        hits.as_array()
-            .is_none_or(|hits| hits.iter().all(|h| h["displayName"] != "gif")),
-        "{hits:#?}"
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits = hits.as_array().expect("a list of hits");
+    assert!(hits.iter().all(|h| h["displayName"] != "gif"), "{hits:#?}");
 
     // The local index was built once, under a key of the artifact.
     let engine = cache.path().join("agentfinder-skills/engine");
-    let folders: Vec<_> = std::fs::read_dir(&engine).unwrap().flatten().collect();
+    let folders: Vec<_> = std::fs::read_dir(&engine)
+        .unwrap()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
     assert_eq!(folders.len(), 1);
     let meta = folders[0].path().join("meta.json");
     let built = std::fs::metadata(&meta).unwrap().modified().unwrap();

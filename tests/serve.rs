@@ -3,102 +3,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Stdio};
+use std::io::Read;
 use std::time::Duration;
 
+use common::server::Server;
 use common::*;
 use serde_json::Value;
-
-/// A running `serve`, stopped (SIGTERM) when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    /// Builds `repo` into `work` and serves it; `env` adds variables.
-    fn start(work: &Path, cache: &Path, env: &[(&str, &str)]) -> Self {
-        Self::start_with(work, cache, &[], env)
-    }
-
-    /// As [`Server::start`], with more arguments to `serve`.
-    fn start_with(work: &Path, cache: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let mut command = binary();
-        command
-            .args(["serve", "--addr", "127.0.0.1:0", "--refresh", "0"])
-            .args(args)
-            .current_dir(work)
-            .env_remove("MEILI_URL")
-            .env_remove("MEILI_MASTER_KEY")
-            .env("XDG_CACHE_HOME", cache)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
-        Self { child, addr }
-    }
-
-    /// `GET target` (raw bytes after the method): status, headers, body.
-    fn get(&self, target: &[u8]) -> (u16, String, String) {
-        let mut stream = TcpStream::connect(&self.addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .unwrap();
-        let mut request = b"GET ".to_vec();
-        request.extend_from_slice(target);
-        request.extend_from_slice(b" HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
-        stream.write_all(&request).unwrap();
-        let mut response = Vec::new();
-        stream.read_to_end(&mut response).unwrap();
-        let text = String::from_utf8_lossy(&response).into_owned();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        (status, head.to_ascii_lowercase(), body.to_string())
-    }
-
-    fn json(&self, target: &str) -> (u16, String, Value) {
-        let (status, head, body) = self.get(target.as_bytes());
-        let value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{target}: {e}: {body}"));
-        (status, head, value)
-    }
-
-    fn stop(mut self) -> std::process::ExitStatus {
-        let _ = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        for _ in 0..100 {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        panic!("serve did not stop within 5 s of SIGTERM");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-    }
-}
 
 fn built() -> (GitRepo, tempfile::TempDir, tempfile::TempDir) {
     let mut repo = GitRepo::with_origin("https://github.com/o/skills.git");

@@ -152,6 +152,7 @@ pub fn documents(path: PathBuf) -> Vec<serde_json::Value> {
         .collect()
 }
 pub mod moto;
+pub mod server;
 
 /// The value of `key=` in a summary line.
 pub fn field(summary: &str, key: &str) -> String {
