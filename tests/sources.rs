@@ -284,7 +284,10 @@ fn every_source_is_built_or_reported_and_none_holds_up_the_others() {
     assert_eq!(reason("always-limited"), "rate limited");
     assert_eq!(world.always_limited.requests.load(Ordering::SeqCst), 4);
     // A server that never answers costs its timeout (3 s here), not more.
-    assert_eq!(reason("silent"), "timed out after 3 s");
+    assert_eq!(
+        reason("silent"),
+        "timed out after 3 s, before promotion (latest/ unchanged)"
+    );
     assert!(world.silent.requests.load(Ordering::SeqCst) >= 1);
     let silent_ms = outcome(&report, "silent")["latency_ms"].as_u64().unwrap();
     assert!((3000..5000).contains(&silent_ms), "{silent_ms}");
