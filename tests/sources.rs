@@ -307,7 +307,7 @@ fn every_source_is_built_or_reported_and_none_holds_up_the_others() {
     );
     assert!(
         log.contains("4 sources are unavailable: gone (")
-            && log.contains("silent (timed out after 3 s)"),
+            && log.contains("silent (timed out after 3 s, before promotion"),
         "{log}"
     );
     assert!(

@@ -474,6 +474,7 @@ mod tests {
         for (n, name) in ["deploy", "rollback"].iter().enumerate() {
             let mut doc = serde_json::json!({
                 "skill_key": format!("s:r:skills/{n}/SKILL.md"),
+                "skill": name,
                 "skill_name": name,
                 "content": format!("how to {name} a service"),
                 "source": "s",

@@ -288,33 +288,30 @@ mod tests {
     async fn work_that_cannot_start_in_time_is_refused_and_abandoned_work_never_runs() {
         let turns = Arc::new(Turns::new(1));
         let ran = Arc::new(AtomicUsize::new(0));
-        // Hold the one worker for 300 ms.
+        // Hold the one worker for 400 ms.
         let blocker = {
             let turns = turns.clone();
             tokio::spawn(async move {
                 turns
-                    .run(None, || std::thread::sleep(Duration::from_millis(300)))
+                    .run(None, || std::thread::sleep(Duration::from_millis(400)))
                     .await
             })
         };
         tokio::time::sleep(Duration::from_millis(50)).await;
         // Must start within 50 ms: it cannot.
         let late = {
-            let ran = ran.clone();
-            turns
-                .run(deadline_in(Duration::from_millis(50)), move || {
-                    ran.fetch_add(1, Ordering::SeqCst);
-                })
-                .await
+            let (ran, turns) = (ran.clone(), turns.clone());
+            tokio::spawn(async move {
+                turns
+                    .run(deadline_in(Duration::from_millis(50)), move || {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                    })
+                    .await
+            })
         };
-        assert!(
-            matches!(late, Err(TurnError::Late { ahead: 0, waited_ms }) if waited_ms >= 50),
-            "{late:?}"
-        );
-        // A caller that gives up (its timeout fires while queued).
+        // A caller that gives up while queued (its timeout fires).
         let abandoned = {
-            let ran = ran.clone();
-            let turns = turns.clone();
+            let (ran, turns) = (ran.clone(), turns.clone());
             tokio::time::timeout(Duration::from_millis(20), async move {
                 turns
                     .run(None, move || {
@@ -325,6 +322,11 @@ mod tests {
             .await
         };
         assert!(abandoned.is_err(), "the caller's timeout fired");
+        let late = late.await.unwrap();
+        assert!(
+            matches!(late, Err(TurnError::Late { ahead: 0, waited_ms }) if waited_ms >= 50),
+            "{late:?}"
+        );
         blocker.await.unwrap().unwrap();
         // The worker is free; what comes next runs.
         assert_eq!(turns.run(None, || 7).await, Ok(7));
