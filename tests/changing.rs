@@ -120,6 +120,21 @@ fn sixteen_clients(server: &Server, per_client: usize) -> Duration {
     slowest
 }
 
+/// A `pipeline.toml` in `work` with one `[[sources]]` per (id, repository,
+/// extra lines).
+fn sources_config(work: &Path, sources: &[(&str, &GitRepo, &str)]) {
+    let text: String = sources
+        .iter()
+        .map(|(id, repo, extra)| {
+            format!(
+                "[[sources]]\nid = \"{id}\"\nlocation = \"{}\"\n{extra}\n",
+                repo.path().display()
+            )
+        })
+        .collect();
+    std::fs::write(work.join("pipeline.toml"), text).unwrap();
+}
+
 fn embed_config(work: &Path, model: &Path) {
     std::fs::write(
         work.join("pipeline.toml"),
@@ -269,15 +284,7 @@ fn a_source_that_cannot_be_read_keeps_what_was_served_for_it() {
     let beta = repo_of("https://github.com/b/skills.git", &SKILLS[2..]);
     let work = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
-    std::fs::write(
-        work.path().join("pipeline.toml"),
-        format!(
-            "[[sources]]\nid = \"alpha\"\nlocation = \"{}\"\n\n[[sources]]\nid = \"beta\"\nlocation = \"{}\"\n",
-            alpha.path().display(),
-            beta.path().display()
-        ),
-    )
-    .unwrap();
+    sources_config(work.path(), &[("alpha", &alpha, ""), ("beta", &beta, "")]);
     let out = run(work.path(), &["build", "--no-embed"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let server = Server::start_with(work.path(), cache.path(), &["--refresh", "1"], &[]);
@@ -325,14 +332,7 @@ fn a_source_that_cannot_be_read_keeps_what_was_served_for_it() {
 fn a_timeout_never_tears_latest() {
     let mut alpha = repo_of("https://github.com/a/skills.git", &SKILLS[..2]);
     let work = tempfile::tempdir().unwrap();
-    std::fs::write(
-        work.path().join("pipeline.toml"),
-        format!(
-            "[[sources]]\nid = \"alpha\"\nlocation = \"{}\"\ntimeout_secs = 4\n",
-            alpha.path().display()
-        ),
-    )
-    .unwrap();
+    sources_config(work.path(), &[("alpha", &alpha, "timeout_secs = 4")]);
     let out = run(work.path(), &["build", "--no-embed"]);
     assert!(out.status.success(), "{}", stderr(&out));
     alpha.write(
@@ -425,14 +425,7 @@ fn find_reports_a_source_that_was_never_built() {
     let alpha = repo_of("https://github.com/a/skills.git", SKILLS);
     let work = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
-    std::fs::write(
-        work.path().join("pipeline.toml"),
-        format!(
-            "[[sources]]\nid = \"alpha\"\nlocation = \"{}\"\n",
-            alpha.path().display()
-        ),
-    )
-    .unwrap();
+    sources_config(work.path(), &[("alpha", &alpha, "")]);
     let out = run(work.path(), &["build", "--no-embed"]);
     assert!(out.status.success(), "{}", stderr(&out));
     // What a failed first build leaves: a commit folder without _SUCCESS.

@@ -49,21 +49,22 @@ pub async fn registries(store: Option<&Store>, single: &str) -> Vec<Registry> {
     let Some(store) = store else {
         return vec![whole(single)];
     };
+    let listed = list_sources(store).await.unwrap_or_default();
     let mut built = Vec::new();
     // A `sources/<id>/` folder is not a build: a first build that failed
     // leaves one. A source counts as built once it has a `latest/`.
-    for id in list_sources(store).await.unwrap_or_default() {
+    for id in &listed {
         let promoted = crate::artifact::read_success(
-            &crate::sources::source_store(store, &id),
+            &crate::sources::source_store(store, id),
             &crate::contract::ArtifactLocation::Latest,
         )
         .await;
         if matches!(promoted, Ok(Some(_))) {
-            built.push(id);
+            built.push(id.clone());
         }
     }
     let run = latest_run(store).await;
-    let mut names = list_sources(store).await.unwrap_or_default();
+    let mut names = listed;
     if let Some(run) = &run {
         for outcome in &run.sources {
             if !names.contains(&outcome.source) {
