@@ -391,3 +391,26 @@ fn help_shows_no_empty_environment_values() {
         assert!(!help.contains("=]"), "{command} --help: {help}");
     }
 }
+
+#[test]
+fn durations_past_what_a_clock_holds_are_refused_not_a_panic() {
+    let work = tempfile::tempdir().unwrap();
+    for command in [
+        vec!["find", "pdf", "--deadline"],
+        vec!["search", "pdf", "--deadline"],
+        vec!["search", "pdf", "--timeout"],
+        vec!["sync", "--retry-pause"],
+        vec!["serve", "--request-timeout"],
+    ] {
+        let flag = command[command.len() - 1];
+        for value in ["inf", "1e300", "NaN"] {
+            let mut args = command.clone();
+            args.push(value);
+            let out = run(work.path(), &args);
+            let said = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+            assert!(!said.contains("panicked"), "{said}");
+            assert!(said.contains(flag) && said.contains(value), "{said}");
+        }
+    }
+}

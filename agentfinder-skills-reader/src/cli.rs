@@ -80,8 +80,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub refresh: u64,
     /// Longest a request may take, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    pub request_timeout: f64,
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+    pub request_timeout: Duration,
     /// Requests answered at once; more wait, within their timeout.
     #[arg(long, default_value_t = 32)]
     pub concurrency: usize,
@@ -122,17 +122,17 @@ pub struct MeiliArgs {
     )]
     pub url: Option<String>,
     /// Timeout of each HTTP call, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
-    pub timeout: f64,
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
+    pub timeout: Duration,
     /// Timeout of each Meilisearch task (indexing, swap), in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
-    pub task_timeout: f64,
+    #[arg(long, value_name = "SECS", default_value = "600", value_parser = seconds)]
+    pub task_timeout: Duration,
     /// Retries of a 429, 5xx or timeout, with exponential backoff.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub retries: u32,
     /// First backoff pause, in seconds (then doubled: 1, 2, 4 by default).
-    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
-    pub retry_pause: f64,
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = seconds)]
+    pub retry_pause: Duration,
     /// Loaded-state file recording what the live index holds [default:
     /// $XDG_STATE_HOME/agentfinder-skills/loaded-<digest of the Meilisearch
     /// URL>.json, else under ~/.local/state].
@@ -184,12 +184,9 @@ impl MeiliArgs {
     pub fn config(&self) -> Option<MeiliConfig> {
         let url = self.url.as_ref().filter(|u| !u.trim().is_empty())?;
         let mut config = MeiliConfig::new(url);
-        config.call_timeout = Duration::from_secs_f64(self.timeout.max(0.001));
-        config.task_timeout = Duration::from_secs_f64(self.task_timeout.max(0.001));
-        config.retry = RetryPolicy::exponential(
-            Duration::from_secs_f64(self.retry_pause.max(0.0)),
-            self.retries,
-        );
+        config.call_timeout = self.timeout.max(Duration::from_millis(1));
+        config.task_timeout = self.task_timeout.max(Duration::from_millis(1));
+        config.retry = RetryPolicy::exponential(self.retry_pause, self.retries);
         Some(config)
     }
 }
@@ -257,8 +254,8 @@ pub struct SearchArgs {
     pub registry: String,
     /// With `--format topgun`: answer within this many seconds, retries
     /// included (TopGun gives a registry 8 s); past it, status "unavailable".
-    #[arg(long, value_name = "SECS", default_value_t = 8.0)]
-    pub deadline: f64,
+    #[arg(long, value_name = "SECS", default_value = "8", value_parser = seconds)]
+    pub deadline: Duration,
     #[command(flatten)]
     pub meili: MeiliArgs,
 }
@@ -274,6 +271,26 @@ pub enum ResultFormat {
 
 /// Semantic ratio of hybrid search unless told otherwise.
 pub const DEFAULT_SEMANTIC_RATIO: f32 = 0.5;
+
+/// The longest duration a flag takes: a week, far past any timeout or
+/// deadline worth waiting for, and far from overflowing an `Instant`.
+pub const MAX_FLAG_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// Parses a flag's seconds (`2`, `0.25`): a finite number from 0 to
+/// [`MAX_FLAG_SECONDS`], so `inf`, `NaN`, negatives and `1e300` are refused
+/// with a message instead of panicking when made a [`Duration`].
+pub fn seconds(text: &str) -> Result<Duration, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !value.is_finite() || !(0.0..=MAX_FLAG_SECONDS).contains(&value) {
+        return Err(format!(
+            "`{text}` seconds is out of range: give a number from 0 to {MAX_FLAG_SECONDS} (a week)"
+        ));
+    }
+    Duration::try_from_secs_f64(value).map_err(|e| format!("`{text}` seconds: {e}"))
+}
 
 /// `eval`.
 #[derive(Debug, Args)]
@@ -323,8 +340,8 @@ pub struct FindArgs {
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
     /// Seconds each registry is given, retries included; past it, "unavailable".
-    #[arg(long, value_name = "SECS", default_value_t = 8.0)]
-    pub deadline: f64,
+    #[arg(long, value_name = "SECS", default_value = "8", value_parser = seconds)]
+    pub deadline: Duration,
     /// Keyword search only.
     #[arg(long)]
     pub keyword_only: bool,
@@ -436,7 +453,7 @@ async fn run_find(args: FindArgs, defaults: &ServingDefaults) -> Result<u8, Comm
         index: index_name(args.index.clone(), &args.meili.state),
         limit: args.limit,
         hybrid: (!args.keyword_only).then(|| ("default".to_string(), args.semantic_ratio)),
-        deadline: Duration::from_secs_f64(args.deadline.max(0.001)),
+        deadline: args.deadline.max(Duration::from_millis(1)),
         store: args.store.clone(),
     };
     let config = args.meili.config();
@@ -574,7 +591,7 @@ async fn run_serve(args: ServeArgs, defaults: &ServingDefaults) -> Result<u8, Co
         index,
         state: args.meili.state.clone(),
         refresh: args.refresh,
-        request_timeout: Duration::from_secs_f64(args.request_timeout.max(0.1)),
+        request_timeout: args.request_timeout.max(Duration::from_millis(100)),
         concurrency: args.concurrency,
         semantic_ratio: args.semantic_ratio,
     };
@@ -675,7 +692,7 @@ async fn run_search_topgun(
 ) -> Result<u8, CommandFailure> {
     use crate::topgun::{adapter_response, RegistryStatus};
     let started = std::time::Instant::now();
-    let deadline = Duration::from_secs_f64(args.deadline.max(0.001));
+    let deadline = args.deadline.max(Duration::from_millis(1));
     let outcome = match args.meili.config() {
         None => match &defaults.local {
             Some(local) => {
@@ -897,4 +914,20 @@ async fn run_health(args: HealthArgs, defaults: &ServingDefaults) -> Result<u8, 
 /// The failure of a command that needs Meilisearch when none is configured.
 fn no_meilisearch() -> CommandFailure {
     CommandFailure::new(exit::MEILI, "MEILI_URL is not set (or pass --meili-url)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_refuse_what_a_duration_cannot_hold() {
+        for bad in ["inf", "-inf", "NaN", "-1", "1e300", "604801", "ten", ""] {
+            let refused = seconds(bad).expect_err(bad);
+            assert!(refused.contains(&format!("`{bad}`")), "{refused}");
+        }
+        assert_eq!(seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert_eq!(seconds("0"), Ok(Duration::ZERO));
+        assert_eq!(seconds("604800"), Ok(Duration::from_secs(604_800)));
+    }
 }
