@@ -61,6 +61,17 @@ pub enum LockError {
         /// What happened.
         reason: String,
     },
+    /// The lock object kept changing under every attempt (released, taken
+    /// over or refused a conditional write each time) until the wait ran out.
+    #[error("{path} changed under each of {attempts} attempts to take it and was not taken within {waited} s; is another builder taking and releasing it in a loop, or does the store refuse conditional writes?")]
+    Contended {
+        /// The lock object.
+        path: String,
+        /// Attempts that lost a race.
+        attempts: u32,
+        /// Seconds waited.
+        waited: u64,
+    },
     /// The store failed.
     #[error("lock {path}: {message}")]
     Store {
@@ -69,6 +80,16 @@ pub enum LockError {
         /// Why.
         message: String,
     },
+}
+
+/// What one attempt at a lock found.
+enum Attempt {
+    /// The lock is ours.
+    Taken(StoreLock),
+    /// A live holder has it (or its record cannot be read).
+    Held(LockRecord),
+    /// It changed in between: released, or taken over by another taker.
+    Changed,
 }
 
 /// What a lock object says.
@@ -217,67 +238,99 @@ impl StoreLock {
     ) -> Result<Self, LockError> {
         let path = Path::from(format!("locks/{name}.json"));
         let started = std::time::Instant::now();
+        let mut changed = 0u32;
+        loop {
+            let held = match Self::attempt(store, &path, purpose, times).await? {
+                Attempt::Taken(lock) => return Ok(lock),
+                Attempt::Changed => {
+                    changed += 1;
+                    None
+                }
+                Attempt::Held(record) => Some(record),
+            };
+            // Every way round the loop checks the deadline and pauses, so a
+            // store that keeps answering "changed" (412, 404) cannot spin.
+            if started.elapsed() >= times.wait {
+                return Err(match held {
+                    Some(held) => LockError::Busy {
+                        path: path.to_string(),
+                        holder: format!("pid {} on {}", held.pid, held.host),
+                        purpose: held.purpose,
+                        waited: started.elapsed().as_secs(),
+                        expires_at: held.expires_at,
+                    },
+                    None => LockError::Contended {
+                        path: path.to_string(),
+                        attempts: changed,
+                        waited: started.elapsed().as_secs(),
+                    },
+                });
+            }
+            let pause = match held {
+                Some(_) => times.poll,
+                // Lost a race: try again soon, backing off to the poll pause.
+                None => (Duration::from_millis(5) * 2u32.saturating_pow(changed.min(16)))
+                    .min(times.poll),
+            };
+            tokio::time::sleep(pause).await;
+        }
+    }
+
+    /// One try at taking the lock: taken, found held (by a live holder, or
+    /// unreadable), or changed under us (released or taken over in between).
+    async fn attempt(
+        store: &Store,
+        path: &Path,
+        purpose: &str,
+        times: LockTimes,
+    ) -> Result<Attempt, LockError> {
         let error = |message: String| LockError::Store {
             path: path.to_string(),
             message: redact_text(&message),
         };
-        loop {
-            let record = LockRecord::new(purpose, times.ttl);
-            let lock = |exclusive| StoreLock::held(store, &path, &record, exclusive, times.ttl);
-            match put(store, &path, &record, PutMode::Create).await {
-                Ok(()) => return Ok(lock(true)),
-                Err(object_store::Error::NotImplemented { .. }) => {
-                    crate::logging::global().warn(
-                        "lock",
-                        format!(
-                            "{} has no create-only writes; the lock {path} is advisory",
-                            store.display
-                        ),
-                    );
-                    put(store, &path, &record, PutMode::Overwrite)
-                        .await
-                        .map_err(|e| error(e.to_string()))?;
-                    return Ok(lock(false));
-                }
-                Err(object_store::Error::AlreadyExists { .. }) => {}
-                Err(e) => return Err(error(e.to_string())),
+        let record = LockRecord::new(purpose, times.ttl);
+        let lock = |exclusive| StoreLock::held(store, path, &record, exclusive, times.ttl);
+        match put(store, path, &record, PutMode::Create).await {
+            Ok(()) => return Ok(Attempt::Taken(lock(true))),
+            Err(object_store::Error::NotImplemented { .. }) => {
+                crate::logging::global().warn(
+                    "lock",
+                    format!(
+                        "{} has no create-only writes; the lock {path} is advisory",
+                        store.display
+                    ),
+                );
+                put(store, path, &record, PutMode::Overwrite)
+                    .await
+                    .map_err(|e| error(e.to_string()))?;
+                return Ok(Attempt::Taken(lock(false)));
             }
-            // Held: by whom, and are they still there?
-            let current = read_record(store, &path)
-                .await
-                .map_err(|e| error(e.to_string()))?;
-            let Some((held, version)) = current else {
-                continue; // released in between: try again at once
-            };
-            let stale = held.as_ref().is_none_or(LockRecord::is_stale);
-            if stale {
-                match put(store, &path, &record, PutMode::Update(version)).await {
-                    Ok(()) => return Ok(lock(true)),
-                    Err(
-                        object_store::Error::Precondition { .. }
-                        | object_store::Error::NotFound { .. },
-                    ) => continue,
-                    Err(object_store::Error::NotImplemented { .. }) => {
-                        // A local folder: remove the stale lock, then race fairly on create.
-                        match store.inner.delete(&path).await {
-                            Ok(()) | Err(object_store::Error::NotFound { .. }) => continue,
-                            Err(e) => return Err(error(e.to_string())),
-                        }
-                    }
-                    Err(e) => return Err(error(e.to_string())),
+            Err(object_store::Error::AlreadyExists { .. }) => {}
+            Err(e) => return Err(error(e.to_string())),
+        }
+        // Held: by whom, and are they still there?
+        let current = read_record(store, path)
+            .await
+            .map_err(|e| error(e.to_string()))?;
+        let Some((held, version)) = current else {
+            return Ok(Attempt::Changed); // released in between
+        };
+        if let Some(live) = held.filter(|held| !held.is_stale()) {
+            return Ok(Attempt::Held(live));
+        }
+        match put(store, path, &record, PutMode::Update(version)).await {
+            Ok(()) => Ok(Attempt::Taken(lock(true))),
+            Err(
+                object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. },
+            ) => Ok(Attempt::Changed),
+            Err(object_store::Error::NotImplemented { .. }) => {
+                // A local folder: remove the stale lock, then race fairly on create.
+                match store.inner.delete(path).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(Attempt::Changed),
+                    Err(e) => Err(error(e.to_string())),
                 }
             }
-            if started.elapsed() >= times.wait {
-                let held = held.unwrap_or_else(|| LockRecord::new("?", Duration::ZERO));
-                return Err(LockError::Busy {
-                    path: path.to_string(),
-                    holder: format!("pid {} on {}", held.pid, held.host),
-                    purpose: held.purpose,
-                    waited: started.elapsed().as_secs(),
-                    expires_at: held.expires_at,
-                });
-            }
-            tokio::time::sleep(times.poll).await;
+            Err(e) => Err(error(e.to_string())),
         }
     }
 
@@ -598,5 +651,109 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("another-host"), "{err}");
+    }
+
+    /// A store whose lock always exists when created yet is never there
+    /// when read: each attempt loses a race, forever.
+    #[derive(Debug)]
+    struct AlwaysChanged(object_store::memory::InMemory);
+
+    impl std::fmt::Display for AlwaysChanged {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("always-changed")
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl object_store::ObjectStore for AlwaysChanged {
+        async fn put_opts(
+            &self,
+            location: &Path,
+            payload: object_store::PutPayload,
+            opts: object_store::PutOptions,
+        ) -> object_store::Result<object_store::PutResult> {
+            if opts.mode == PutMode::Create {
+                return Err(object_store::Error::AlreadyExists {
+                    path: location.to_string(),
+                    source: "held".into(),
+                });
+            }
+            self.0.put_opts(location, payload, opts).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            location: &Path,
+            opts: object_store::PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+            self.0.put_multipart_opts(location, opts).await
+        }
+        async fn get_opts(
+            &self,
+            location: &Path,
+            _options: object_store::GetOptions,
+        ) -> object_store::Result<object_store::GetResult> {
+            Err(object_store::Error::NotFound {
+                path: location.to_string(),
+                source: "released".into(),
+            })
+        }
+        fn delete_stream(
+            &self,
+            locations: futures::stream::BoxStream<'static, object_store::Result<Path>>,
+        ) -> futures::stream::BoxStream<'static, object_store::Result<Path>> {
+            self.0.delete_stream(locations)
+        }
+        fn list(
+            &self,
+            prefix: Option<&Path>,
+        ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>>
+        {
+            self.0.list(prefix)
+        }
+        async fn list_with_delimiter(
+            &self,
+            prefix: Option<&Path>,
+        ) -> object_store::Result<object_store::ListResult> {
+            self.0.list_with_delimiter(prefix).await
+        }
+        async fn copy_opts(
+            &self,
+            from: &Path,
+            to: &Path,
+            options: object_store::CopyOptions,
+        ) -> object_store::Result<()> {
+            self.0.copy_opts(from, to, options).await
+        }
+    }
+
+    #[test]
+    fn a_lock_that_keeps_changing_is_given_up_at_the_deadline_without_spinning() {
+        let store = Store {
+            inner: Arc::new(AlwaysChanged(object_store::memory::InMemory::new())),
+            display: "always-changed".into(),
+            local_root: None,
+        };
+        // On a thread of its own, so that a loop that never yields fails
+        // this test instead of hanging it.
+        let (sent, answer) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .unwrap();
+            let taken = runtime.block_on(StoreLock::acquire(&store, "latest", "promote", quick()));
+            let _ = sent.send(taken.map(|_| ()));
+        });
+        let refused = answer
+            .recv_timeout(Duration::from_secs(10))
+            .expect("acquire neither took the lock nor gave up in 10 s")
+            .unwrap_err();
+        match refused {
+            LockError::Contended { attempts, .. } => {
+                // Paused between attempts: a spinning loop makes thousands.
+                assert!((2..100).contains(&attempts), "{attempts} attempts");
+            }
+            other => panic!("{other}"),
+        }
     }
 }
