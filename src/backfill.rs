@@ -123,6 +123,8 @@ pub struct BackfillSummary {
     pub cached: u64,
     /// Promotion outcome with `--promote-newest`.
     pub promotion: Option<(String, Promotion)>,
+    /// Why `--promote-newest` promoted nothing.
+    pub not_promoted: Option<String>,
     /// Wall time.
     pub seconds: f64,
 }
@@ -131,6 +133,7 @@ impl BackfillSummary {
     /// The summary as JSON fields (for `--log-format json`).
     pub fn fields(&self, store: &str, shard: Option<Shard>) -> serde_json::Value {
         let (latest, latest_commit) = match &self.promotion {
+            None if self.not_promoted.is_some() => ("not-promoted", None),
             None => ("untouched", None),
             Some((commit, Promotion::AlreadyLatest)) => ("already-latest", Some(commit)),
             Some((commit, Promotion::Promoted { .. })) => ("promoted", Some(commit)),
@@ -151,6 +154,7 @@ impl BackfillSummary {
             "vectors_cached": self.cached,
             "latest": latest,
             "latest_commit": latest_commit,
+            "not_promoted": self.not_promoted,
             "store": store,
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
         })
@@ -160,6 +164,7 @@ impl BackfillSummary {
     pub fn line(&self, store: &str, shard: Option<Shard>) -> String {
         let shard = shard.map_or("1/1".to_string(), |s| format!("{}/{}", s.index, s.count));
         let latest = match &self.promotion {
+            None if self.not_promoted.is_some() => "not-promoted".to_string(),
             None => "untouched".to_string(),
             Some((commit, Promotion::AlreadyLatest)) => format!("already-latest:{commit}"),
             Some((commit, Promotion::Promoted { .. })) => format!("promoted:{commit}"),
@@ -279,15 +284,23 @@ pub async fn backfill(
                 force: request.force,
                 max_shrink_ratio: request.config.promote.max_shrink_ratio,
             };
-            // The newest commit's artifact built as this run builds (it
-            // may be a rebuild beside commits/<newest>/).
-            let artifact = match target(store, newest, &config, run.expects_vectors()).await? {
-                Target::Complete { location, .. } => location.commit_id().map(str::to_string),
-                Target::Build { .. } => None,
-            };
-            let artifact = artifact.unwrap_or_else(|| newest.clone());
-            let outcome = promote(store, &artifact, policy).await?;
-            summary.promotion = Some((newest.clone(), outcome));
+            // Only the newest commit's artifact built as this run builds
+            // (it may be a rebuild beside commits/<newest>/): when its build
+            // failed, commits/<newest>/ may be another configuration's.
+            match target(store, newest, &config, run.expects_vectors()).await? {
+                Target::Complete { location, .. } => {
+                    let artifact = location.commit_id().unwrap_or(newest).to_string();
+                    let outcome = promote(store, &artifact, policy).await?;
+                    summary.promotion = Some((newest.clone(), outcome));
+                }
+                Target::Build { location, .. } => {
+                    let reason = format!(
+                        "latest/ not promoted: the newest commit {newest} has no complete artifact built with this configuration ({location} is missing; see its failure above)"
+                    );
+                    reporter.warn("backfill", reason.clone());
+                    summary.not_promoted = Some(reason);
+                }
+            }
         }
     }
     summary.seconds = started.elapsed().as_secs_f64();

@@ -367,3 +367,64 @@ fn a_commit_patched_from_its_parent_equals_a_cold_build_of_it() {
         }
     }
 }
+
+#[test]
+fn promote_newest_never_promotes_another_configurations_build_of_the_newest_commit() {
+    let mut repo = GitRepo::new();
+    repo.write("skills/a/SKILL.md", skill("a", "first", "# Use\n\nv0\n"));
+    let older = repo.commit("good");
+    // A recoverable frontmatter: a warning, which --strict makes a failure.
+    repo.write(
+        "skills/b/SKILL.md",
+        "---\nname: b\ndescription: Use when: things\n---\n# B\n",
+    );
+    let newest = repo.commit("warned");
+    let work = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    // commits/<newest>/ built by another configuration, and not promoted.
+    std::fs::write(
+        work.path().join("other.toml"),
+        "[chunk]\nmax_chars = 5000\n",
+    )
+    .unwrap();
+    let out = run(
+        work.path(),
+        &[
+            "--config",
+            "other.toml",
+            "build",
+            "--source",
+            source,
+            "--no-promote",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(work
+        .path()
+        .join(format!("artifacts/commits/{newest}/_SUCCESS"))
+        .exists());
+
+    let out = run(
+        work.path(),
+        &[
+            "backfill",
+            "--source",
+            source,
+            "--last",
+            "2",
+            "--strict",
+            "--promote-newest",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(field(&stdout(&out), "latest"), "not-promoted");
+    assert!(stderr(&out).contains("not promoted"), "{}", stderr(&out));
+    assert!(
+        !work.path().join("artifacts/latest").exists(),
+        "latest/ took the other configuration's build"
+    );
+    assert!(work
+        .path()
+        .join(format!("artifacts/commits/{older}/_SUCCESS"))
+        .exists());
+}
