@@ -216,3 +216,69 @@ fn hybrid_search_uses_the_artifacts_vectors_when_the_model_is_here() {
     assert!(!log.contains("keywords only"), "{log}");
     assert_eq!(hits[0]["displayName"], "deploy", "{hits:#?}");
 }
+
+#[test]
+fn agents_get_descriptions_cut_at_1024_characters_without_control_characters() {
+    let mut repo = GitRepo::new();
+    let long = format!(
+        "Merges PDF files\\a\\e[2J into one.{}",
+        " Really.".repeat(400)
+    );
+    repo.write(
+        "skills/pdf-merge/SKILL.md",
+        format!("---\nname: pdf-merge\ndescription: \"{long}\"\nlicense: \"MIT\\u202E\"\n---\n# Merge\n\nJoin PDF files.\n"),
+    );
+    repo.commit("long");
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    let out = run(work.path(), &["build", "--no-embed", "--source", source]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The artifact keeps the text as written.
+    let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+    let kept = docs[0]["skill_description"].as_str().unwrap();
+    assert!(
+        kept.chars().count() > 3000 && kept.contains('\u{7}'),
+        "{kept}"
+    );
+
+    let fit = |text: &Value, what: &str| {
+        let text = text.as_str().unwrap_or_else(|| panic!("{what}: {text}"));
+        assert!(
+            text.starts_with("Merges PDF files[2J into one."),
+            "{what}: {text}"
+        );
+        assert_eq!(text.chars().count(), 1024, "{what}");
+        assert!(text.ends_with('…'), "{what}");
+        assert!(!text.chars().any(char::is_control), "{what}: {text:?}");
+    };
+    let out = search(work.path(), cache.path(), &["merge pdf files", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    fit(&hits[0]["description"], "search --json");
+
+    let out = search(
+        work.path(),
+        cache.path(),
+        &["merge pdf files", "--format", "topgun"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let adapter: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let result = &adapter["results"][0];
+    fit(&result["description"], "search --format topgun");
+    assert_eq!(
+        result["raw_metadata"]["data"]["license"], "MIT",
+        "{result:#}"
+    );
+
+    let out = binary()
+        .args(["find", "merge pdf files", "--out", "found.json"])
+        .current_dir(work.path())
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", cache.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let found = read_json(work.path().join("found.json"));
+    fit(&found["results"][0]["description"], "find");
+}

@@ -17,6 +17,7 @@
 //! It has no Markdown or git dependency: a serving process (the Agent Finder
 //! Space) can depend on it alone.
 
+pub mod agent_text;
 pub mod artifact;
 pub mod cli;
 pub mod contract;

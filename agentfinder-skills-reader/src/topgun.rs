@@ -119,12 +119,18 @@ pub fn normalize(
             }
             None => None,
         };
+        // What an agent reads is cleaned and bounded; the artifact keeps it whole.
+        let mut details = candidate.details;
+        details.description = details
+            .description
+            .map(|text| crate::agent_text::description(&text));
+        let raw_metadata = crate::agent_text::clean_map(candidate.raw_metadata);
         let result = UnifiedResult {
-            name,
+            name: crate::agent_text::clean(&name, crate::agent_text::MAX_FIELD_CHARS),
             source_registry: source,
-            details: candidate.details,
+            details,
             install_url,
-            raw_metadata: untrusted(candidate.raw_metadata),
+            raw_metadata: untrusted(raw_metadata),
         };
         let key = dedup_key(&result);
         match by_key.get(&key) {

@@ -232,15 +232,19 @@ fn to_result(doc: &Value, score: f64) -> SearchResult {
             .to_string()
     };
     let kind = text("kind");
-    let description = if kind == crate::contract::KIND_SKILL || text("title").is_empty() {
+    // What an agent reads is cleaned and bounded; the artifact keeps it whole.
+    let description = crate::agent_text::description(&if kind == crate::contract::KIND_SKILL
+        || text("title").is_empty()
+    {
         text("skill_description")
     } else {
         text("title")
-    };
+    });
+    let skill = crate::agent_text::clean(&text("skill"), crate::agent_text::MAX_FIELD_CHARS);
     let repo = text("repo");
     SearchResult {
         identifier: format!("{}:{}", repo.replace('/', "-"), text("id")),
-        display_name: text("skill"),
+        display_name: skill.clone(),
         description,
         media_type: SKILL_MEDIA_TYPE.to_string(),
         url: text("url"),
@@ -248,7 +252,7 @@ fn to_result(doc: &Value, score: f64) -> SearchResult {
         metadata: SearchMetadata {
             source: repo,
             source_type: "meilisearch".to_string(),
-            skill: text("skill"),
+            skill,
             path: text("path"),
             skill_key: skill_key_of(doc),
             source_id: text("source"),
