@@ -15,6 +15,7 @@
 //! The query's vector comes from the caller: this crate has no model (the
 //! builder's binary embeds the query with the artifact's pinned model).
 
+pub mod batches;
 pub mod cache;
 pub mod local_index;
 pub mod nearest;
@@ -37,6 +38,7 @@ use agentfinder_skills_reader::meili::SearchResponse;
 use agentfinder_skills_reader::sources::ArtifactSet;
 use agentfinder_skills_reader::store::Store;
 
+pub use batches::Batches;
 use local_index::{Fields, Meta, WEIGHTED_FIELDS};
 pub use turns::Turns;
 

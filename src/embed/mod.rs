@@ -239,6 +239,12 @@ impl QueryEmbedder {
         let mut vectors = self.model.embed(&[text.to_string()])?;
         Ok(vectors.pop().unwrap_or_default())
     }
+
+    /// The vectors of several queries, in one forward pass (the same
+    /// vectors as one by one: padding never changes a vector).
+    pub fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(self.model.embed(texts)?)
+    }
 }
 
 /// The vector cache, for sharing it through the store.
