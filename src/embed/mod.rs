@@ -154,14 +154,6 @@ impl Embedder {
         }
     }
 
-    /// The vector of a search query, as it is (queries are not cached).
-    pub fn embed_query(&mut self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let started = std::time::Instant::now();
-        let mut vectors = self.model.embed(&[text.to_string()])?;
-        self.model_seconds += started.elapsed().as_secs_f64();
-        Ok(vectors.pop().unwrap_or_default())
-    }
-
     /// The model and revision it runs.
     pub fn model_id(&self) -> (&str, &str) {
         (&self.settings.model, &self.settings.revision)
