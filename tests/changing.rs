@@ -456,3 +456,82 @@ fn find_reports_a_source_that_was_never_built() {
         .unwrap_or_else(|| panic!("{found:#}"));
     assert_eq!(alpha["status"], "ok", "{found:#}");
 }
+
+/// The loaded-state file of a live index holding `sources` of `work`'s store.
+fn loaded_state(work: &Path, sources: &[&str]) -> std::path::PathBuf {
+    use agentfinder_skills_reader::meili::{LoadedSource, LoadedState};
+    let sources = sources
+        .iter()
+        .map(|id| {
+            let manifest =
+                read_json(work.join(format!("artifacts/sources/{id}/latest/manifest.json")));
+            LoadedSource {
+                source: id.to_string(),
+                source_commit: manifest["source_commit"].as_str().unwrap().to_string(),
+                documents_sha256: manifest["documents_sha256"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                document_count: manifest["document_count"].as_u64().unwrap(),
+            }
+        })
+        .collect();
+    let state = LoadedState {
+        schema_version: agentfinder_skills_reader::SCHEMA_VERSION,
+        source_commit: "union".into(),
+        documents_sha256: String::new(),
+        document_count: 0,
+        settings_sha256: String::new(),
+        index: "hf_skills".into(),
+        loaded_at: "2026-12-01T00:00:00Z".into(),
+        sources,
+    };
+    let path = work.join("loaded.json");
+    state.write(&path).unwrap();
+    path
+}
+
+/// A sync whose live index holds a source it cannot read now refuses, and
+/// says which, before it touches Meilisearch (here: nothing listens).
+#[test]
+fn sync_refuses_to_drop_a_loaded_source_it_cannot_read() {
+    let alpha = repo_of("https://github.com/a/skills.git", &SKILLS[..2]);
+    let beta = repo_of("https://github.com/b/skills.git", &SKILLS[2..]);
+    let work = tempfile::tempdir().unwrap();
+    sources_config(work.path(), &[("alpha", &alpha, ""), ("beta", &beta, "")]);
+    let out = run(work.path(), &["build", "--no-embed"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let state = loaded_state(work.path(), &["alpha", "beta"]);
+    std::fs::write(
+        work.path()
+            .join("artifacts/sources/beta/latest/manifest.json"),
+        "{ not json",
+    )
+    .unwrap();
+    let sync = |command: &str| {
+        binary()
+            .args([
+                command,
+                "--meili-url",
+                "http://127.0.0.1:9",
+                "--retries",
+                "0",
+            ])
+            .arg("--state")
+            .arg(&state)
+            .current_dir(work.path())
+            .output()
+            .unwrap()
+    };
+    let out = sync("sync");
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert!(
+        said.contains("source beta") && said.contains("kept as it is"),
+        "{said}"
+    );
+    // `load` forces: it goes on to Meilisearch (unreachable here).
+    let out = sync("load");
+    assert!(!stderr(&out).contains("source beta"), "{}", stderr(&out));
+    assert_ne!(out.status.code(), Some(0));
+}

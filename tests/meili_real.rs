@@ -379,3 +379,83 @@ async fn a_commit_of_shared_parts_syncs_like_latest() {
     );
     fx.drop_index(&config).await;
 }
+
+/// Two sources synced; one's `latest/` becomes unreadable: the next sync
+/// refuses, naming it, and the live index still answers for both.
+#[tokio::test]
+async fn a_source_that_cannot_be_read_is_not_dropped_from_the_live_index() {
+    let Some(config) = meili() else { return };
+    let fx = Fixture::new();
+    let mut other = GitRepo::new();
+    other.write(
+        "skills/deploy/SKILL.md",
+        skill(
+            "deploy",
+            "Roll back a bad release with kubectl",
+            "# Undo\n\nkubectl rollout undo brings back the previous release.\n",
+        ),
+    );
+    other.commit("beta");
+    let toml = fx.work.path().join("pipeline.toml");
+    let mut text = std::fs::read_to_string(&toml).unwrap();
+    for (id, repo) in [("alpha", &fx.repo), ("beta", &other)] {
+        text.push_str(&format!(
+            "\n[[sources]]\nid = \"{id}\"\nlocation = \"{}\"\n",
+            repo.path().display()
+        ));
+    }
+    std::fs::write(&toml, text).unwrap();
+    let out = run(fx.work.path(), &["build", "--no-embed"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = fx.store();
+    let synced = sync(&store, &config, &fx.options()).await.unwrap();
+    assert!(
+        matches!(synced.outcome, LoadOutcome::Loaded(_)),
+        "{synced:?}"
+    );
+    let best = |hits: Vec<agentfinder_skills_reader::meili::SearchResult>| {
+        hits.first().map(|h| h.metadata.skill.clone())
+    };
+    let options = fx.search_options();
+    assert_eq!(
+        best(
+            search(&config, "kubectl rollout undo", &options)
+                .await
+                .unwrap()
+        )
+        .as_deref(),
+        Some("deploy")
+    );
+
+    std::fs::write(
+        fx.work
+            .path()
+            .join("artifacts/sources/beta/latest/manifest.json"),
+        "{ not json",
+    )
+    .unwrap();
+    let refused = sync(&store, &config, &fx.options()).await.unwrap_err();
+    assert!(
+        matches!(&refused, agentfinder_skills_reader::meili::SyncError::SourceUnreadable { source_id, .. } if source_id == "beta"),
+        "{refused}"
+    );
+    assert_eq!(
+        best(
+            search(&config, "kubectl rollout undo", &options)
+                .await
+                .unwrap()
+        )
+        .as_deref(),
+        Some("deploy")
+    );
+    assert_eq!(
+        best(
+            search(&config, "looping animated gif", &options)
+                .await
+                .unwrap()
+        )
+        .as_deref(),
+        Some("gif")
+    );
+    fx.drop_index(&config).await;
+}

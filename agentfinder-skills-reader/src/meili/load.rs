@@ -144,13 +144,12 @@ async fn run(
     };
     let identity = set.identity();
     let index = leading.meilisearch.index.clone();
-    let client = config.client()?;
-    let live_count = document_count(&client, config, &index).await?;
     let state = LoadedState::read(&options.state_path);
     // A source that was loaded and cannot be read now (a transient store
     // error, a promotion stuck halfway) is not dropped from search: the
-    // sync refuses, as promotion refuses to shrink, and says which
-    // (`load`, which forces, is how an operator drops it on purpose).
+    // sync refuses before it touches Meilisearch, as promotion refuses to
+    // shrink, and says which (`load`, which forces, is how an operator
+    // drops it on purpose).
     if let (false, Some(state)) = (force, &state) {
         if let Some((source_id, reason)) = set
             .left_out
@@ -163,6 +162,8 @@ async fn run(
             });
         }
     }
+    let client = config.client()?;
+    let live_count = document_count(&client, config, &index).await?;
     let decision = if force {
         Decision::Load(StaleReason::Forced)
     } else {
