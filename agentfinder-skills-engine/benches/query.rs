@@ -72,6 +72,7 @@ fn main() {
                     source: None,
                     limit: 10,
                     semantic_ratio: if hybrid { 0.5 } else { 0.0 },
+                    sections: 0,
                 };
                 let started = Instant::now();
                 let found = engine.search(&query).map(|r| r.results.len()).unwrap_or(0);

@@ -108,6 +108,9 @@ pub struct EngineQuery<'a> {
     pub limit: usize,
     /// Weight of the vector ranking against the keyword ranking's 1 - it.
     pub semantic_ratio: f32,
+    /// Sections to name per skill found, best first (0: none), besides
+    /// the skill's best document.
+    pub sections: usize,
 }
 
 /// An opened local index.
@@ -251,6 +254,8 @@ impl Engine {
         let fused = rank::fuse(&[(&keyword, 1.0 - ratio), (&vector, ratio)]);
         let mut seen = HashSet::new();
         let mut documents = Vec::with_capacity(limit);
+        // Per skill kept (by its position), the rows of its best sections.
+        let mut section_rows: HashMap<u64, (usize, Vec<(u32, f64)>)> = HashMap::new();
         // One per skill, chosen on the skill digests; only the documents
         // kept are read.
         for (row, score) in fused {
@@ -258,14 +263,43 @@ impl Engine {
                 continue;
             };
             if !seen.insert(skill) {
+                if let Some((_, rows)) = section_rows.get_mut(&skill) {
+                    if rows.len() < query.sections {
+                        rows.push((row, score));
+                    }
+                }
+                continue;
+            }
+            if documents.len() == limit {
+                if query.sections == 0 {
+                    break;
+                }
                 continue;
             }
             if let Some(doc) = self.document(row) {
-                documents.push((doc, score));
-                if documents.len() == limit {
-                    break;
+                if query.sections > 0 {
+                    section_rows.insert(skill, (documents.len(), vec![(row, score)]));
                 }
+                documents.push((doc, score));
             }
+        }
+        let mut sections = vec![
+            Vec::new();
+            if query.sections > 0 {
+                documents.len()
+            } else {
+                0
+            }
+        ];
+        for (at, rows) in section_rows.into_values() {
+            sections[at] = rows
+                .into_iter()
+                .filter_map(|(row, score)| Some((self.document(row)?, score)))
+                .filter(|(doc, _)| {
+                    doc.get("kind").and_then(Value::as_str)
+                        == Some(agentfinder_skills_reader::contract::KIND_SECTION)
+                })
+                .collect();
         }
         let fallback = match (query.vector, &self.inner.vectors) {
             (None, Some(_)) if query.semantic_ratio > 0.0 => {
@@ -276,6 +310,7 @@ impl Engine {
         };
         let mut response =
             SearchResponse::from_documents(documents, fallback).with_similarity(best_similarity);
+        response.sections = sections;
         for result in &mut response.results {
             result.metadata.source_type = SOURCE_TYPE.to_string();
         }
@@ -438,6 +473,18 @@ impl Engine {
         };
         let keep = |row: u32| self.source_of(row) == Some(wanted);
         vectors.nearest_shortlisted(query, CANDIDATES, SHORTLIST, Some(&keep))
+    }
+
+    /// Every document of the skill `skill_key`, in the artifact's order
+    /// (empty when no skill has that key).
+    pub fn skill_documents(&self, skill_key: &str) -> Vec<Value> {
+        let wanted = local_index::skill_digest(skill_key);
+        let rows = self.inner.skill_rows.len() / 8;
+        (0..rows as u32)
+            .filter(|&row| self.skill_of(row) == Some(wanted))
+            .filter_map(|row| self.document(row))
+            .filter(|doc| agentfinder_skills_reader::contract::skill_key_of(doc) == skill_key)
+            .collect()
     }
 
     fn skill_of(&self, row: u32) -> Option<u64> {

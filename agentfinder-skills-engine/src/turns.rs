@@ -309,6 +309,10 @@ mod tests {
                     .await
             })
         };
+        // Queued before the next (a spawned task runs when it runs).
+        while turns.waiting() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         // A caller that gives up while queued (its timeout fires).
         let abandoned = {
             let (ran, turns) = (ran.clone(), turns.clone());

@@ -64,6 +64,34 @@ pub enum ReaderCommand {
     /// has one; this crate's answers 503 without Meilisearch).
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
+    /// Serve the search as MCP tools over stdio (search_skills, get_skill,
+    /// list_sources), for an agent's configuration to launch; `serve` has
+    /// the same tools under /mcp.
+    #[cfg(feature = "serve")]
+    Mcp(McpArgs),
+}
+
+/// `mcp`.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Artifact store searched [default: the binary's default store].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Seconds between looks at the store for a new latest/ (0: only at start).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub refresh: u64,
+    /// Longest a tool call may take, in seconds.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+    pub request_timeout: Duration,
+    /// Weight of semantic ranking in hybrid search, from 0 to 1.
+    #[arg(long, env = "AGENTFINDER_SEMANTIC_RATIO", default_value_t = DEFAULT_SEMANTIC_RATIO)]
+    pub semantic_ratio: f32,
+    /// Meilisearch index [default: the loaded one, else the binary's default].
+    #[arg(long)]
+    pub index: Option<String>,
+    #[command(flatten)]
+    pub meili: MeiliArgs,
 }
 
 /// `serve`.
@@ -91,6 +119,11 @@ pub struct ServeArgs {
     /// Meilisearch index [default: the loaded one, else the binary's default].
     #[arg(long)]
     pub index: Option<String>,
+    /// A host name (or host:port) `/mcp` answers besides loopback, e.g. the
+    /// Space's public host; repeat for several. Other `Host` headers are
+    /// refused, against DNS rebinding.
+    #[arg(long, value_name = "HOST")]
+    pub mcp_host: Vec<String>,
     #[command(flatten)]
     pub meili: MeiliArgs,
 }
@@ -106,6 +139,8 @@ impl ReaderCommand {
             Self::Find(args) => &mut args.meili,
             #[cfg(feature = "serve")]
             Self::Serve(args) => &mut args.meili,
+            #[cfg(feature = "serve")]
+            Self::Mcp(args) => &mut args.meili,
         }
     }
 }
@@ -435,6 +470,8 @@ pub async fn run(
         ReaderCommand::Find(args) => run_find(args, defaults).await,
         #[cfg(feature = "serve")]
         ReaderCommand::Serve(args) => run_serve(args, defaults).await,
+        #[cfg(feature = "serve")]
+        ReaderCommand::Mcp(args) => run_mcp(args, defaults).await,
     }
 }
 
@@ -585,19 +622,54 @@ async fn run_serve(args: ServeArgs, defaults: &ServingDefaults) -> Result<u8, Co
     );
     let settings = crate::serve::ServeSettings {
         addr: args.addr.clone(),
+        search: crate::answer::SearchSettings {
+            store: args.store.clone().unwrap_or_else(|| defaults.store.clone()),
+            store_options: defaults.store_options.clone(),
+            meili: args.meili.config(),
+            index,
+            state: args.meili.state.clone(),
+            request_timeout: args.request_timeout.max(Duration::from_millis(100)),
+            semantic_ratio: args.semantic_ratio,
+        },
+        refresh: args.refresh,
+        concurrency: args.concurrency,
+        mcp_hosts: args.mcp_host.clone(),
+    };
+    crate::serve::serve(settings, defaults.local.clone())
+        .await
+        .map_err(|e| CommandFailure::new(exit::FAILURE, format!("serve on {}: {e}", args.addr)))?;
+    Ok(0)
+}
+
+/// `mcp`: the tools over stdio until the client closes it. The store is
+/// looked at again every `--refresh` seconds (Meilisearch is searched when
+/// it answers, never synced from here: `serve` or `sync` keep it).
+#[cfg(feature = "serve")]
+async fn run_mcp(args: McpArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
+    use std::sync::Arc;
+    check_ratio(args.semantic_ratio)?;
+    let index = index_or(
+        args.index.clone(),
+        &args.meili.state,
+        defaults.index.as_deref().unwrap_or(DEFAULT_INDEX),
+    );
+    let settings = crate::answer::SearchSettings {
         store: args.store.clone().unwrap_or_else(|| defaults.store.clone()),
         store_options: defaults.store_options.clone(),
         meili: args.meili.config(),
         index,
         state: args.meili.state.clone(),
-        refresh: args.refresh,
         request_timeout: args.request_timeout.max(Duration::from_millis(100)),
-        concurrency: args.concurrency,
         semantic_ratio: args.semantic_ratio,
     };
-    crate::serve::serve(settings, defaults.local.clone())
-        .await
-        .map_err(|e| CommandFailure::new(exit::FAILURE, format!("serve on {}: {e}", args.addr)))?;
+    let searcher = Arc::new(crate::answer::Searcher::new(
+        settings,
+        defaults.local.clone(),
+    ));
+    let watcher = tokio::spawn(crate::answer::watch(searcher.clone(), args.refresh));
+    let served = crate::mcp::serve_stdio(searcher).await;
+    watcher.abort();
+    served.map_err(|e| CommandFailure::new(exit::FAILURE, format!("mcp: {e}")))?;
     Ok(0)
 }
 
@@ -734,6 +806,7 @@ fn local_query(args: &SearchArgs) -> crate::local::LocalQuery {
         limit: args.limit,
         source: args.source.clone(),
         semantic_ratio: (!args.keyword_only).then_some(args.semantic_ratio),
+        sections: 0,
         store: args.store.clone(),
         start_by: None,
     }
@@ -799,6 +872,7 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
                     limit: 10,
                     source: None,
                     semantic_ratio: ratio,
+                    sections: 0,
                     store: store.clone(),
                     start_by: None,
                 };

@@ -213,6 +213,7 @@ async fn ask(
                     limit: options.limit,
                     source: registry.source.clone(),
                     semantic_ratio: options.hybrid.as_ref().map(|h| h.1),
+                    sections: 0,
                     store: options.store.clone(),
                     // A registry still queued at its deadline is late.
                     start_by: started.checked_add(options.deadline),

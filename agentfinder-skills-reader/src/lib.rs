@@ -18,12 +18,16 @@
 //! Space) can depend on it alone.
 
 pub mod agent_text;
+#[cfg(feature = "serve")]
+pub mod answer;
 pub mod artifact;
 pub mod cli;
 pub mod contract;
 pub mod documents;
 pub mod find;
 pub mod local;
+#[cfg(feature = "serve")]
+pub mod mcp;
 pub mod meili;
 pub mod parts;
 pub mod rank;

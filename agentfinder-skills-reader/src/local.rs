@@ -19,6 +19,9 @@ pub struct LocalQuery {
     pub source: Option<String>,
     /// Weight of vector ranking, 0 to 1; `None` for keywords only.
     pub semantic_ratio: Option<f32>,
+    /// Best-matching sections to name per skill found (0: none; see
+    /// [`SearchResponse::sections`]).
+    pub sections: usize,
     /// The store (`--store`), when not the default one.
     pub store: Option<String>,
     /// When the search must have started (a search still queued then is
@@ -55,6 +58,18 @@ pub trait LocalSearch: Send + Sync {
     fn status<'a>(&'a self, store: Option<&'a str>) -> BoxFuture<'a, serde_json::Value> {
         let _ = store;
         Box::pin(async { serde_json::json!({"ready": true}) })
+    }
+
+    /// Every document of the skill `skill_key` (its skill document and
+    /// its sections, in the artifact's order) in `store`'s artifacts (the
+    /// default store when `None`); empty when no skill has that key.
+    fn skill_documents<'a>(
+        &'a self,
+        store: Option<&'a str>,
+        skill_key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<serde_json::Value>, String>> {
+        let _ = (store, skill_key);
+        Box::pin(async { Err("this engine cannot list a skill's documents".to_string()) })
     }
 
     /// Its name in logs and health (`embedded`).

@@ -12,7 +12,6 @@
 //! timeout and a bounded number run at once; SIGTERM and Ctrl-C drain and
 //! stop.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,9 +22,10 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use crate::local::{LocalEngine, LocalQuery};
-use crate::meili::{self, MeiliConfig, SearchOptions, SyncOptions};
-use crate::store::{Store, StoreOptions};
+use crate::answer::{probe, Found, SearchSettings, Searcher};
+use crate::local::LocalEngine;
+use crate::meili;
+use crate::store::Store;
 use crate::topgun::{adapter_response, RegistryStatus};
 
 /// Longest query, in bytes; a longer one is refused with 414.
@@ -39,30 +39,19 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub struct ServeSettings {
     /// Where to listen.
     pub addr: String,
-    /// The store searched and synced.
-    pub store: String,
-    /// How a remote store is reached.
-    pub store_options: StoreOptions,
-    /// Meilisearch, when configured.
-    pub meili: Option<MeiliConfig>,
-    /// Its index (the loaded one, else `hf_skills`).
-    pub index: String,
-    /// Its loaded-state file.
-    pub state: std::path::PathBuf,
+    /// What is searched, and how.
+    pub search: SearchSettings,
     /// Seconds between syncs and engine refreshes (0: never).
     pub refresh: u64,
-    /// Longest a request may take.
-    pub request_timeout: Duration,
     /// Requests served at once; more wait (within their timeout).
     pub concurrency: usize,
-    /// Hybrid weight of semantic ranking.
-    pub semantic_ratio: f32,
+    /// Hosts `/mcp` answers (the `Host` header), besides loopback.
+    pub mcp_hosts: Vec<String>,
 }
 
 struct App {
-    settings: ServeSettings,
-    engine: Option<LocalEngine>,
-    meili_up: AtomicBool,
+    searcher: Arc<Searcher>,
+    refresh: u64,
     permits: tokio::sync::Semaphore,
     started: Instant,
 }
@@ -72,18 +61,22 @@ struct App {
 pub async fn serve(settings: ServeSettings, engine: Option<LocalEngine>) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(&settings.addr).await?;
     let local = listener.local_addr()?;
+    let searcher = Arc::new(Searcher::new(settings.search, engine));
     let app = Arc::new(App {
-        meili_up: AtomicBool::new(settings.meili.is_some()),
+        searcher: searcher.clone(),
+        refresh: settings.refresh,
         permits: tokio::sync::Semaphore::new(settings.concurrency.max(1)),
         started: Instant::now(),
-        settings,
-        engine,
     });
     let refresher = tokio::spawn(refresh_loop(app.clone()));
     let router = Router::new()
         .route("/", get(describe))
         .route("/search", get(search))
         .route("/health", get(health))
+        .nest_service(
+            "/mcp",
+            crate::mcp::http_service(searcher, &settings.mcp_hosts),
+        )
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint; GET / lists them") })
         .with_state(app);
     println!("listening on http://{local}");
@@ -122,47 +115,11 @@ async fn shutdown_signal() {
 /// `refresh` seconds. Queries never wait for it.
 async fn refresh_loop(app: Arc<App>) {
     loop {
-        refresh(&app).await;
-        if app.settings.refresh == 0 {
+        app.searcher.refresh("serve").await;
+        if app.refresh == 0 {
             return;
         }
-        tokio::time::sleep(Duration::from_secs(app.settings.refresh)).await;
-    }
-}
-
-async fn refresh(app: &App) {
-    if let Some(engine) = &app.engine {
-        if let Err(e) = engine.0.refresh(Some(&app.settings.store)).await {
-            eprintln!("serve: {} engine: {e}", engine.0.name());
-        }
-    }
-    let Some(config) = &app.settings.meili else {
-        return;
-    };
-    let up = meili::ping(&probe(config)).await.is_ok();
-    app.meili_up.store(up, Ordering::SeqCst);
-    if !up {
-        eprintln!(
-            "serve: Meilisearch at {} is down; {}",
-            config.display_url(),
-            match &app.engine {
-                Some(engine) => format!("answering from the {} engine", engine.0.name()),
-                None => "no other engine in this binary: answering 503".to_string(),
-            }
-        );
-        return;
-    }
-    let store = match Store::open_existing_with(&app.settings.store, &app.settings.store_options) {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("serve: store: {e}");
-            return;
-        }
-    };
-    let options = SyncOptions::latest(&app.settings.state);
-    match meili::sync(&store, config, &options).await {
-        Ok(report) => eprintln!("serve: {}", crate::cli::describe_sync(&report, config)),
-        Err(e) => eprintln!("serve: sync: {}", config.scrub(&e.to_string())),
+        tokio::time::sleep(Duration::from_secs(app.refresh)).await;
     }
 }
 
@@ -179,8 +136,9 @@ async fn describe(State(app): State<Arc<App>>) -> Response {
                 "format": "agentfinder (default): {engine, notice, results: [SearchResult]}; topgun: TopGun's adapter object",
             },
             "GET /health": "configured / reachable / loaded / fresh, the engine in use, and the store's sources",
+            "POST /mcp": "the same search as Model Context Protocol tools (streamable HTTP): search_skills, get_skill, list_sources",
         },
-        "engine": engine_name(&app),
+        "engine": app.searcher.engine_name(),
     });
     (StatusCode::OK, Json(body)).into_response()
 }
@@ -258,7 +216,7 @@ async fn search(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Respons
         Ok(params) => params,
         Err((status, message)) => return error(status, &message),
     };
-    let timeout = app.settings.request_timeout;
+    let timeout = app.searcher.settings.request_timeout;
     let arrived = Instant::now();
     let answered = tokio::time::timeout(timeout, async {
         let Ok(_permit) = app.permits.acquire().await else {
@@ -275,77 +233,43 @@ async fn search(State(app): State<Arc<App>>, RawQuery(raw): RawQuery) -> Respons
     })
 }
 
-/// Searches Meilisearch when it is up, else (or when it fails) the
-/// embedded engine. `arrived` is when the request came.
+/// The search's answer in the format asked for. `arrived` is when the
+/// request came.
 async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response {
     let started = Instant::now();
-    let ratio = app.settings.semantic_ratio;
-    let mut notice = None;
-    let mut result = None;
-    if let (Some(config), true) = (&app.settings.meili, app.meili_up.load(Ordering::SeqCst)) {
-        let options = SearchOptions {
-            index: app.settings.index.clone(),
-            limit: params.limit,
-            filter: crate::cli::source_filter(None, params.source.as_deref()),
-            all_sections: false,
-            hybrid: Some(("default".to_string(), ratio)),
-        };
-        match meili::search_detailed(config, &params.q, &options).await {
-            Ok(response) => result = Some(("meilisearch", response)),
-            Err(e) => {
-                app.meili_up.store(false, Ordering::SeqCst);
-                notice = Some(format!(
-                    "Meilisearch failed ({}); answered by the embedded engine",
-                    config.scrub(&e.to_string())
-                ));
-            }
+    let found = app
+        .searcher
+        .search(
+            &params.q,
+            params.limit,
+            params.source.as_deref(),
+            0,
+            arrived,
+        )
+        .await;
+    let found = match found {
+        Ok(found) => found,
+        Err(e) if params.topgun => {
+            let (adapter, _) = adapter_response(
+                "agentfinder",
+                Err((RegistryStatus::Unavailable, e)),
+                started.elapsed().as_millis() as u64,
+                &mut |_| {},
+            );
+            return with_engine(StatusCode::OK, json!(adapter), "none");
         }
-    } else if app.settings.meili.is_some() {
-        notice = Some("Meilisearch is down; answered by the embedded engine".to_string());
-    }
-    let (engine, response) = match result {
-        Some(found) => found,
-        None => {
-            let query = LocalQuery {
-                text: params.q.clone(),
-                limit: params.limit,
-                source: params.source.clone(),
-                semantic_ratio: Some(ratio),
-                // The store serve was given, not the binary's default.
-                store: Some(app.settings.store.clone()),
-                // A search that cannot start within three quarters of the
-                // request's time is refused (503, busy) rather than left
-                // to time out: the rest is for the search itself.
-                start_by: arrived.checked_add(app.settings.request_timeout * 3 / 4),
-            };
-            let answered = match &app.engine {
-                Some(engine) => engine.0.search(&query).await.map(|r| (engine.0.name(), r)),
-                None => Err(match &app.settings.meili {
-                    Some(_) => "Meilisearch is down and this binary has no embedded engine",
-                    None => "no Meilisearch is configured and this binary has no embedded engine",
-                }
-                .to_string()),
-            };
-            match answered {
-                Ok(found) => found,
-                Err(e) if params.topgun => {
-                    let (adapter, _) = adapter_response(
-                        "agentfinder",
-                        Err((RegistryStatus::Unavailable, e)),
-                        started.elapsed().as_millis() as u64,
-                        &mut |_| {},
-                    );
-                    return with_engine(StatusCode::OK, json!(adapter), "none");
-                }
-                Err(e) => {
-                    return error(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        &format!("no engine can answer: {e}"),
-                    )
-                }
-            }
+        Err(e) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!("no engine can answer: {e}"),
+            )
         }
     };
+    let Found {
+        engine,
+        response,
+        notice,
+    } = found;
     if params.topgun {
         let (adapter, _) = adapter_response(
             "agentfinder",
@@ -355,7 +279,6 @@ async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response 
         );
         return with_engine(StatusCode::OK, json!(adapter), engine);
     }
-    let notice = notice.or(response.fallback);
     with_engine(
         StatusCode::OK,
         json!({"engine": engine, "notice": notice, "match": response.strength, "results": response.results}),
@@ -365,23 +288,24 @@ async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response 
 
 /// `GET /health`.
 async fn health(State(app): State<Arc<App>>) -> Response {
-    let store = Store::open_existing_with(&app.settings.store, &app.settings.store_options);
-    let probe = app.settings.meili.as_ref().map(probe);
+    let searcher = &app.searcher;
+    let settings = &searcher.settings;
+    let store = Store::open_existing_with(&settings.store, &settings.store_options);
+    let probe = settings.meili.as_ref().map(probe);
     let report = meili::health(
         probe.as_ref(),
         store.as_ref(),
-        &app.settings.index,
-        &app.settings.state,
+        &settings.index,
+        &settings.state,
     )
     .await;
-    let embedded = match &app.engine {
-        Some(engine) => engine.0.status(Some(&app.settings.store)).await,
+    let embedded = match &searcher.engine {
+        Some(engine) => engine.0.status(Some(&settings.store)).await,
         None => json!({"ready": false, "problem": "this binary has no embedded engine"}),
     };
     let meili_ok = report.reachable && report.loaded;
-    app.meili_up
-        .store(meili_ok || app.settings.meili.is_none(), Ordering::SeqCst);
-    let engine = engine_name(&app);
+    searcher.set_meili_up(meili_ok || settings.meili.is_none());
+    let engine = searcher.engine_name();
     let sources = match &store {
         Ok(store) => crate::sources::list_sources(store)
             .await
@@ -413,24 +337,6 @@ async fn health(State(app): State<Arc<App>>) -> Response {
         StatusCode::SERVICE_UNAVAILABLE
     };
     (status, Json(body)).into_response()
-}
-
-/// `config` for a health probe: one attempt, two seconds (a health
-/// answer must come fast; the search path has the retries).
-fn probe(config: &MeiliConfig) -> MeiliConfig {
-    let mut probe = config.clone();
-    probe.retry = meili::RetryPolicy { delays: Vec::new() };
-    probe.call_timeout = probe.call_timeout.min(Duration::from_secs(2));
-    probe
-}
-
-/// Which engine answers now: `meilisearch`, `embedded`, or `none`.
-fn engine_name(app: &App) -> &'static str {
-    match &app.engine {
-        _ if app.settings.meili.is_some() && app.meili_up.load(Ordering::SeqCst) => "meilisearch",
-        Some(engine) => engine.0.name(),
-        None => "none",
-    }
 }
 
 fn with_engine(status: StatusCode, body: Value, engine: &'static str) -> Response {

@@ -35,6 +35,10 @@ pub struct SearchResponse {
     /// How well the best hit matches, when vectors ranked the hits
     /// (`None` for a keyword search).
     pub strength: Option<crate::rank::MatchStrength>,
+    /// When asked for, each hit's best-matching sections (best first, the
+    /// hit itself included when it is one), in the order of `documents`;
+    /// empty otherwise.
+    pub sections: Vec<Vec<(Value, f64)>>,
 }
 
 impl SearchResponse {
@@ -49,6 +53,7 @@ impl SearchResponse {
             documents,
             fallback,
             strength: None,
+            sections: Vec::new(),
         }
     }
 

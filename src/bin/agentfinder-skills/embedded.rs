@@ -303,6 +303,21 @@ impl LocalSearch for EmbeddedSearch {
         })
     }
 
+    fn skill_documents<'a>(
+        &'a self,
+        store: Option<&'a str>,
+        skill_key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<serde_json::Value>, String>> {
+        Box::pin(async move {
+            let engine = self.engine(store).await?;
+            let key = skill_key.to_string();
+            self.turns
+                .run(None, move || engine.skill_documents(&key))
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
     fn search<'a>(
         &'a self,
         query: &'a LocalQuery,
@@ -335,6 +350,7 @@ impl LocalSearch for EmbeddedSearch {
                         source: asked.source.as_deref(),
                         limit: asked.limit,
                         semantic_ratio: asked.semantic_ratio.unwrap_or(0.0),
+                        sections: asked.sections,
                     };
                     engine.search(&question).map_err(|e| e.to_string())
                 })

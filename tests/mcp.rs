@@ -1,0 +1,290 @@
+//! The MCP tools through a real MCP client: the official Python SDK (`mcp`
+//! on PyPI, installed by `.ci/run`) launches `agentfinder-skills mcp` over
+//! stdio and connects to `serve`'s `/mcp`, lists the tools and calls each,
+//! over a store built from two collections written here.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::server::Server;
+use common::*;
+use serde_json::{json, Value};
+
+/// Set (to 1) where the client must be present (`.ci/run` sets it).
+const REQUIRE_MCP_ENV: &str = "AGENTFINDER_REQUIRE_MCP";
+
+/// A Python with the `mcp` SDK: `$AGENTFINDER_MCP_PYTHON`, else `python3`
+/// if it has it; `None`, saying why, otherwise.
+fn mcp_python() -> Option<PathBuf> {
+    let python = std::env::var_os("AGENTFINDER_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let has_sdk = Command::new(&python)
+        .args(["-c", "import mcp.client"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if has_sdk {
+        Some(python)
+    } else if std::env::var_os(REQUIRE_MCP_ENV).is_some_and(|v| v == "1") {
+        panic!(
+            "{} has no `mcp` package and {REQUIRE_MCP_ENV}=1",
+            python.display()
+        );
+    } else {
+        eprintln!(
+            "skipped: {} has no `mcp` package (pip install mcp, or set AGENTFINDER_MCP_PYTHON)",
+            python.display()
+        );
+        None
+    }
+}
+
+/// Two collections in one store: `docs` (PDF and Word skills) and `ops`.
+fn two_collections(work: &Path) -> (GitRepo, GitRepo) {
+    let mut docs = GitRepo::with_origin("https://github.com/acme/doc-skills.git");
+    docs.write(
+        "skills/pdf-merge/SKILL.md",
+        "---\nname: pdf-merge\ndescription: Combine several PDF documents into a single file, in the order given.\nlicense: MIT\n---\n# Merging PDFs\n\nRun `merge.py a.pdf b.pdf -o out.pdf` to join the pages of both files.\n\n# Page order\n\nPages keep the order of the input files.\n",
+    );
+    docs.write(
+        "skills/docx-fill/SKILL.md",
+        skill(
+            "docx-fill",
+            "Fill a Word template's fields from a JSON record",
+            "# Fields\n\nReplace {{field}} markers in a .docx with values.\n",
+        ),
+    );
+    docs.commit("docs");
+    let mut ops = GitRepo::with_origin("https://github.com/acme/ops-skills.git");
+    ops.write(
+        "skills/rollback/SKILL.md",
+        skill(
+            "rollback",
+            "Undo a bad Kubernetes release",
+            "# Undo\n\nkubectl rollout undo brings back the previous release.\n",
+        ),
+    );
+    ops.write(
+        "skills/gif/SKILL.md",
+        skill(
+            "gif",
+            "Make a looping animated GIF for chat",
+            "# Frames\n\nStitch frames into an animation.\n",
+        ),
+    );
+    ops.commit("ops");
+    let mut toml = String::new();
+    for (id, repo) in [("docs", &docs), ("ops", &ops)] {
+        toml.push_str(&format!(
+            "[[sources]]\nid = \"{id}\"\nlocation = \"{}\"\n\n",
+            repo.path().display()
+        ));
+    }
+    match model_dir() {
+        Some(model) => toml.push_str(&format!(
+            "[embed]\nrequired = true\nmodel_dir = \"{}\"\ncache_dir = \"emb\"\n",
+            model.display()
+        )),
+        None => toml.push_str("[embed]\nenabled = false\n"),
+    }
+    std::fs::write(work.join("pipeline.toml"), toml).unwrap();
+    let out = run(work, &["build"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (docs, ops)
+}
+
+/// Runs the client over `transport` (`["stdio", cwd, binary, args...]` or
+/// `["http", url]`), making `calls`; the transcript.
+fn client(python: &Path, transport: &[&str], calls: Value, cache: &Path) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .args(transport)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HUB_CACHE", "/nonexistent/agentfinder-tests/hub")
+        .env_remove("HF_HOME")
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", cache)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(calls.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}",
+        stderr(&out)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)))
+}
+
+fn stdio(work: &Path) -> Vec<&str> {
+    vec![
+        "stdio",
+        work.to_str().unwrap(),
+        env!("CARGO_BIN_EXE_agentfinder-skills"),
+        "mcp",
+    ]
+}
+
+/// The answer of call `n`, checked to be a success.
+fn answer(transcript: &Value, n: usize) -> &Value {
+    let call = &transcript["calls"][n];
+    assert_eq!(call["is_error"], false, "{call:#}");
+    &call["structured"]
+}
+
+#[test]
+fn an_mcp_client_finds_reads_and_lists_skills_over_stdio_and_http() {
+    let Some(python) = mcp_python() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let (docs, ops) = two_collections(work.path());
+    let calls = json!([
+        ["search_skills", {"query": "merge two pdf files into one", "limit": 3}],
+        ["list_sources", {}],
+        ["get_skill", {"source": "docs", "path": "skills/pdf-merge/SKILL.md"}],
+        ["search_skills", {"query": "merge two pdf files into one", "source": "ops"}],
+        ["get_skill", {"id": "docs:acme/doc-skills:skills/none/SKILL.md"}],
+        ["search_skills", {"query": "   "}],
+    ]);
+    let transcript = client(&python, &stdio(work.path()), calls.clone(), cache.path());
+
+    let mut tools: Vec<&str> = transcript["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    tools.sort_unstable();
+    assert_eq!(tools, ["get_skill", "list_sources", "search_skills"]);
+    assert!(transcript["instructions"]
+        .as_str()
+        .is_some_and(|i| i.contains("untrusted")));
+
+    let found = answer(&transcript, 0);
+    let best = &found["results"][0];
+    assert_eq!(
+        best["id"], "docs:acme/doc-skills:skills/pdf-merge/SKILL.md",
+        "{found:#}"
+    );
+    assert_eq!(best["source"], "docs");
+    let commit = docs.git(&["rev-parse", "HEAD"]);
+    assert!(
+        best["url"]
+            .as_str()
+            .is_some_and(|u| u.contains(&commit) && u.ends_with("skills/pdf-merge/SKILL.md")),
+        "{best:#}"
+    );
+    // What the author wrote travels inside the envelope.
+    let skill = &best["skill"];
+    assert!(
+        skill["envelope"].as_str().unwrap().contains("UNTRUSTED"),
+        "{skill:#}"
+    );
+    assert_eq!(skill["data"]["name"], "pdf-merge");
+    assert_eq!(
+        skill["data"]["sections"][0]["heading_path"],
+        json!(["Merging PDFs"]),
+        "{skill:#}"
+    );
+    if model_dir().is_some() {
+        assert_eq!(found["no_good_match"], false, "{found:#}");
+    }
+
+    let listed = answer(&transcript, 1);
+    let sources = listed["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 2, "{listed:#}");
+    for (id, repo) in [("docs", &docs), ("ops", &ops)] {
+        let source = sources.iter().find(|s| s["source"] == id).unwrap();
+        let manifest = read_json(
+            work.path()
+                .join(format!("artifacts/sources/{id}/latest/manifest.json")),
+        );
+        assert_eq!(source["commit"], repo.git(&["rev-parse", "HEAD"]));
+        assert_eq!(source["documents"], manifest["document_count"]);
+        assert_eq!(source["skills"], 2);
+        assert_eq!(source["built_at"], manifest["generated_at"]);
+    }
+
+    let got = answer(&transcript, 2);
+    assert_eq!(got["id"], "docs:acme/doc-skills:skills/pdf-merge/SKILL.md");
+    assert_eq!(got["commit"], commit);
+    let skill_md = got["skill"]["data"]["skill_md"].as_str().unwrap();
+    assert!(
+        skill_md.starts_with("---\nname: \"pdf-merge\"\n"),
+        "{skill_md}"
+    );
+    assert!(skill_md.contains("license: \"MIT\""), "{skill_md}");
+    assert!(
+        skill_md.contains("# Merging PDFs\n\nRun `merge.py a.pdf b.pdf -o out.pdf` to join the pages of both files.")
+            && skill_md.contains("# Page order"),
+        "{skill_md}"
+    );
+
+    // Only the source asked for.
+    let ops_only = answer(&transcript, 3);
+    for result in ops_only["results"].as_array().unwrap() {
+        assert_eq!(result["source"], "ops", "{ops_only:#}");
+    }
+    // Errors are tool errors with a reason.
+    for (n, reason) in [(4, "no skill has the id"), (5, "`query` is empty")] {
+        let call = &transcript["calls"][n];
+        assert_eq!(call["is_error"], true, "{call:#}");
+        assert!(
+            call["structured"]["error"]
+                .as_str()
+                .unwrap()
+                .contains(reason),
+            "{call:#}"
+        );
+    }
+
+    // The same tools on serve's /mcp answer the same.
+    let server = Server::start(work.path(), cache.path(), &[]);
+    let url = format!("http://{}/mcp", server.addr);
+    let over_http = client(&python, &["http", &url], calls, cache.path());
+    assert_eq!(over_http["tools"], transcript["tools"]);
+    for n in 0..calls_len(&transcript) {
+        assert_eq!(
+            over_http["calls"][n]["structured"], transcript["calls"][n]["structured"],
+            "call {n}"
+        );
+    }
+}
+
+fn calls_len(transcript: &Value) -> usize {
+    transcript["calls"].as_array().map_or(0, Vec::len)
+}
+
+#[test]
+fn with_nothing_built_every_tool_says_why_instead_of_failing_the_session() {
+    let Some(python) = mcp_python() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let calls = json!([
+        ["list_sources", {}],
+        ["search_skills", {"query": "merge pdf files"}],
+        ["get_skill", {"source": "docs", "path": "skills/pdf/SKILL.md"}],
+    ]);
+    let transcript = client(&python, &stdio(work.path()), calls, cache.path());
+    for call in transcript["calls"].as_array().unwrap() {
+        assert_eq!(call["is_error"], true, "{call:#}");
+        let why = call["structured"]["error"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("artifacts") || why.contains("nothing built") || why.contains("store"),
+            "{call:#}"
+        );
+    }
+}
