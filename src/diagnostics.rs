@@ -23,6 +23,14 @@ pub enum WarningClass {
     DescriptionMissing,
     /// `description` is longer than 1024 characters.
     DescriptionTooLong,
+    /// There is no `name` (the folder's name stands in).
+    NameMissing,
+    /// `compatibility` is longer than 500 characters.
+    CompatibilityTooLong,
+    /// `metadata` is not a map of strings to strings.
+    MetadataInvalid,
+    /// A frontmatter field the Agent Skills specification does not define.
+    FieldUnknown,
     /// Two skills have the same name; both are kept.
     DuplicateName,
     /// The Markdown was cut as plain lines (hostile nesting, parser failure).
@@ -35,7 +43,7 @@ pub enum WarningClass {
 
 impl WarningClass {
     /// Every class, for `--help` and validation of `--strict` names.
-    pub const ALL: [WarningClass; 12] = [
+    pub const ALL: [WarningClass; 16] = [
         Self::FrontmatterRecovered,
         Self::FrontmatterNotMapping,
         Self::FrontmatterMissing,
@@ -44,6 +52,10 @@ impl WarningClass {
         Self::NameMismatch,
         Self::DescriptionMissing,
         Self::DescriptionTooLong,
+        Self::NameMissing,
+        Self::CompatibilityTooLong,
+        Self::MetadataInvalid,
+        Self::FieldUnknown,
         Self::DuplicateName,
         Self::MarkdownFallback,
         Self::SymlinkAlias,
@@ -61,6 +73,10 @@ impl WarningClass {
             Self::NameMismatch => "name-mismatch",
             Self::DescriptionMissing => "description-missing",
             Self::DescriptionTooLong => "description-too-long",
+            Self::NameMissing => "name-missing",
+            Self::CompatibilityTooLong => "compatibility-too-long",
+            Self::MetadataInvalid => "metadata-invalid",
+            Self::FieldUnknown => "field-unknown",
             Self::DuplicateName => "duplicate-name",
             Self::MarkdownFallback => "markdown-fallback",
             Self::SymlinkAlias => "symlink-alias",

@@ -40,6 +40,7 @@ pub mod document;
 pub mod embed;
 pub mod failpoint;
 pub mod findings;
+pub mod lint;
 pub mod lock;
 pub mod logging;
 pub mod marketplace;

@@ -4,9 +4,10 @@
 //! A rule broken by a skill is a warning, never a drop: the skill is still
 //! indexed. Pure: it sees parsed skills and documents, never a disk.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use agentfinder_skills_reader::contract::{Document, DocumentRules};
+use serde_json::{Map, Value};
 
 use crate::diagnostics::{Finding, WarningClass};
 
@@ -14,33 +15,88 @@ use crate::diagnostics::{Finding, WarningClass};
 pub const MAX_NAME_CHARS: usize = 64;
 /// Longest `description` the Agent Skills spec allows.
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
+/// Longest `compatibility` the Agent Skills spec allows.
+pub const MAX_COMPATIBILITY_CHARS: usize = 500;
+/// The frontmatter fields the Agent Skills specification defines.
+pub const SPEC_FIELDS: [&str; 6] = [
+    "name",
+    "description",
+    "license",
+    "allowed-tools",
+    "metadata",
+    "compatibility",
+];
 
-/// Checks `name` and `description` of a skill in folder `folder`.
-pub fn check_skill(folder: &str, name: Option<&str>, description: Option<&str>) -> Vec<Finding> {
+/// The warning classes that are the Agent Skills specification's rules
+/// (`--strict=spec`, and what `lint` fails on): frontmatter that is not a
+/// YAML mapping, and each field rule.
+pub const SPEC_CLASSES: [WarningClass; 12] = [
+    WarningClass::FrontmatterRecovered,
+    WarningClass::FrontmatterNotMapping,
+    WarningClass::FrontmatterMissing,
+    WarningClass::FrontmatterUnclosed,
+    WarningClass::NameMissing,
+    WarningClass::NameInvalid,
+    WarningClass::NameMismatch,
+    WarningClass::DescriptionMissing,
+    WarningClass::DescriptionTooLong,
+    WarningClass::CompatibilityTooLong,
+    WarningClass::MetadataInvalid,
+    WarningClass::FieldUnknown,
+];
+
+/// Checks the frontmatter `fields` of a skill in folder `folder` against
+/// the Agent Skills specification; `lines` gives each key's line. Each
+/// broken rule is a warning (the specification's lenient loading: the
+/// skill is still indexed).
+pub fn check_skill(
+    folder: &str,
+    fields: &Map<String, Value>,
+    lines: &BTreeMap<String, usize>,
+) -> Vec<Finding> {
+    let at = |key: &str, class: WarningClass, message: String| match lines.get(key) {
+        Some(&line) => Finding::at(class, line, message),
+        None => Finding::file(class, message),
+    };
+    let text = |key: &str| {
+        fields
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
     let mut findings = Vec::new();
-    match name {
-        None => {}
+    match text("name") {
+        None => findings.push(at(
+            "name",
+            WarningClass::NameMissing,
+            format!("no name; the folder name `{folder}` stands in"),
+        )),
         Some(name) => {
             if !is_valid_name(name) {
-                findings.push(Finding::file(
+                findings.push(at(
+                    "name",
                     WarningClass::NameInvalid,
                     format!("name `{name}` is not 1-{MAX_NAME_CHARS} lowercase letters, digits and single hyphens"),
                 ));
             }
             if name != folder {
-                findings.push(Finding::file(
+                findings.push(at(
+                    "name",
                     WarningClass::NameMismatch,
                     format!("name `{name}` differs from the folder name `{folder}`"),
                 ));
             }
         }
     }
-    match description {
-        None => findings.push(Finding::file(
+    match text("description") {
+        None => findings.push(at(
+            "description",
             WarningClass::DescriptionMissing,
-            "no description; agents will find this skill by its name and body only",
+            "no description; agents will find this skill by its name and body only".into(),
         )),
-        Some(d) if d.chars().count() > MAX_DESCRIPTION_CHARS => findings.push(Finding::file(
+        Some(d) if d.chars().count() > MAX_DESCRIPTION_CHARS => findings.push(at(
+            "description",
             WarningClass::DescriptionTooLong,
             format!(
                 "description is {} characters, over the {MAX_DESCRIPTION_CHARS} the spec allows",
@@ -48,6 +104,41 @@ pub fn check_skill(folder: &str, name: Option<&str>, description: Option<&str>) 
             ),
         )),
         Some(_) => {}
+    }
+    if let Some(compatibility) = fields.get("compatibility") {
+        let length = compatibility.as_str().map_or_else(
+            || compatibility.to_string().chars().count(),
+            |c| c.chars().count(),
+        );
+        if length > MAX_COMPATIBILITY_CHARS {
+            findings.push(at(
+                "compatibility",
+                WarningClass::CompatibilityTooLong,
+                format!("compatibility is {length} characters, over the {MAX_COMPATIBILITY_CHARS} the spec allows"),
+            ));
+        }
+    }
+    if let Some(metadata) = fields.get("metadata") {
+        let strings = metadata
+            .as_object()
+            .is_some_and(|map| map.values().all(Value::is_string));
+        if !strings {
+            findings.push(at(
+                "metadata",
+                WarningClass::MetadataInvalid,
+                "metadata is not a map of strings to strings".into(),
+            ));
+        }
+    }
+    for key in fields.keys().filter(|k| !SPEC_FIELDS.contains(&k.as_str())) {
+        findings.push(at(
+            key,
+            WarningClass::FieldUnknown,
+            format!(
+                "field `{key}` is not in the Agent Skills specification ({}); it is kept as metadata",
+                SPEC_FIELDS.join(", ")
+            ),
+        ));
     }
     findings
 }
@@ -129,10 +220,14 @@ impl StrictPolicy {
             if name == "all" {
                 return Ok(Self::all());
             }
+            if name == "spec" {
+                classes.extend(SPEC_CLASSES);
+                continue;
+            }
             let class = WarningClass::parse(name).ok_or_else(|| {
                 let known: Vec<&str> = WarningClass::ALL.iter().map(|c| c.as_str()).collect();
                 format!(
-                    "unknown warning class `{name}` (known: all, {})",
+                    "unknown warning class `{name}` (known: all, spec, {})",
                     known.join(", ")
                 )
             })?;
@@ -174,22 +269,57 @@ mod tests {
         }
     }
 
+    /// The findings of a SKILL.md's frontmatter in folder `folder`.
+    fn check(folder: &str, frontmatter: &str) -> Vec<(WarningClass, Option<usize>)> {
+        let text = format!("---\n{frontmatter}---\n# Body\n");
+        let parsed = crate::parse::frontmatter::read(&text);
+        let lines = crate::parse::frontmatter::field_lines(&text);
+        check_skill(folder, &parsed.fields, &lines)
+            .into_iter()
+            .map(|f| (f.class, f.line))
+            .collect()
+    }
+
     #[test]
-    fn rule_violations_are_warnings() {
-        let classes = |f: Vec<Finding>| f.into_iter().map(|f| f.class).collect::<Vec<_>>();
-        assert!(check_skill("pdf", Some("pdf"), Some("Reads PDFs")).is_empty());
+    fn each_specification_rule_is_a_warning_at_its_line() {
+        use WarningClass::*;
+        let ok = "name: pdf\ndescription: Reads PDFs\nlicense: MIT\nallowed-tools: Bash\nmetadata:\n  author: me\ncompatibility: linux\n";
+        assert_eq!(check("pdf", ok), []);
         assert_eq!(
-            classes(check_skill("pdf", Some("PDF Tool"), None)),
+            check("pdf", "name: PDF Tool\n"),
             [
-                WarningClass::NameInvalid,
-                WarningClass::NameMismatch,
-                WarningClass::DescriptionMissing
+                (NameInvalid, Some(2)),
+                (NameMismatch, Some(2)),
+                (DescriptionMissing, None)
             ]
         );
-        let long = "x".repeat(1025);
+        assert_eq!(check("pdf", "description: Reads\n"), [(NameMissing, None)]);
         assert_eq!(
-            classes(check_skill("a", None, Some(&long))),
-            [WarningClass::DescriptionTooLong]
+            check("pdf", "name: pdf\ndescription: \"\"\n"),
+            [(DescriptionMissing, Some(3))]
+        );
+        let long = format!(
+            "name: pdf\ndescription: {}\ncompatibility: {}\n",
+            "x".repeat(1025),
+            "y".repeat(501)
+        );
+        assert_eq!(
+            check("pdf", &long),
+            [
+                (DescriptionTooLong, Some(3)),
+                (CompatibilityTooLong, Some(4))
+            ]
+        );
+        assert_eq!(
+            check(
+                "pdf",
+                "name: pdf\ndescription: d\nmetadata:\n  n: true\nversion: 2\n"
+            ),
+            [(MetadataInvalid, Some(4)), (FieldUnknown, Some(6))]
+        );
+        assert_eq!(
+            check("pdf", "name: pdf\ndescription: d\nmetadata: [a]\n"),
+            [(MetadataInvalid, Some(4))]
         );
     }
 
@@ -205,5 +335,10 @@ mod tests {
             .unwrap_err()
             .contains("bogus"));
         assert!(StrictPolicy::all().fails_on(WarningClass::SymlinkAlias));
+        let spec = StrictPolicy::named(&["spec".into()]).unwrap();
+        assert!(
+            spec.fails_on(WarningClass::FieldUnknown) && spec.fails_on(WarningClass::NameMismatch)
+        );
+        assert!(!spec.fails_on(WarningClass::DuplicateName));
     }
 }

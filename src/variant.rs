@@ -24,7 +24,10 @@ use crate::config::Config;
 /// digest, so after a bump a build parses every file again and a commit
 /// built before gets an artifact of its own. (The crate's version, 0.1.0
 /// since the first commit, said nothing of the code.)
-pub const OUTPUT_VERSION: u32 = 2;
+///
+/// 3: the Agent Skills specification's rules as findings at their lines
+/// (name-missing, compatibility-too-long, metadata-invalid, field-unknown).
+pub const OUTPUT_VERSION: u32 = 3;
 
 /// Environment variable that stands in for [`OUTPUT_VERSION`], so a test
 /// can run the same binary as a builder whose output changed.

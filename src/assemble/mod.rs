@@ -373,11 +373,7 @@ impl<'a> Assembler<'a> {
         for finding in &parsed.findings {
             findings.push_str(&finding_line(path, finding));
         }
-        let checks = check_skill(
-            &folder,
-            parsed.text_field("name"),
-            parsed.text_field("description"),
-        );
+        let checks = check_skill(&folder, &parsed.fields, &parsed.field_lines);
         for finding in &checks {
             findings.push_str(&finding_line(path, finding));
         }

@@ -62,6 +62,30 @@ pub fn locate(text: &str) -> Block<'_> {
     }
 }
 
+/// The 1-based line of each top-level key of `text`'s frontmatter (a line
+/// `key:` that is not indented), the first when a key repeats.
+pub fn field_lines(text: &str) -> std::collections::BTreeMap<String, usize> {
+    let mut lines = std::collections::BTreeMap::new();
+    let yaml = match locate(text) {
+        Block::Absent => return lines,
+        Block::Unclosed { rest } => rest,
+        Block::Closed { yaml, .. } => yaml,
+    };
+    for (n, line) in yaml.lines().enumerate() {
+        if line.starts_with([' ', '\t', '#', '-']) {
+            continue;
+        }
+        if let Some((key, _)) = line.split_once(':') {
+            let key = key.trim().trim_matches(['"', '\'']);
+            if !key.is_empty() {
+                // Line 1 is the opening `---`.
+                lines.entry(key.to_string()).or_insert(n + 2);
+            }
+        }
+    }
+    lines
+}
+
 /// Reads the frontmatter of `text`, recovering what strict YAML rejects.
 pub fn read(text: &str) -> Frontmatter {
     match locate(text) {

@@ -5,7 +5,7 @@
 //! (recovering what strict YAML rejects) and hands the body to the
 //! [`chunk`](crate::chunk) stage. Pure: it sees bytes, never a path or a disk.
 
-mod frontmatter;
+pub mod frontmatter;
 mod lenient;
 mod yaml;
 
@@ -42,6 +42,8 @@ impl Default for ParseOptions {
 pub struct ParsedSkill {
     /// Frontmatter fields (all of them, `name` and `description` included).
     pub fields: Map<String, Value>,
+    /// The 1-based line of each top-level frontmatter key, for findings.
+    pub field_lines: std::collections::BTreeMap<String, usize>,
     /// The body's chunks.
     pub chunks: Vec<Chunk>,
     /// What was recovered or odd.
@@ -90,6 +92,7 @@ pub fn parse_skill(bytes: &[u8], options: &ParseOptions) -> Result<ParsedSkill, 
         findings.push(Finding::file(WarningClass::MarkdownFallback, reason));
     }
     Ok(ParsedSkill {
+        field_lines: frontmatter::field_lines(text),
         fields: frontmatter.fields,
         chunks: body.chunks,
         findings,

@@ -17,7 +17,7 @@ pub mod network;
 mod parent_diff;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use folder::FOLDER_VERSION_PREFIX;
 pub use git::{Change, KnownChanges};
@@ -166,6 +166,13 @@ pub struct Fetching {
     pub default_branch: String,
     /// How long a clone or fetch waits for the server to accept a connection.
     pub connect_timeout: std::time::Duration,
+}
+
+/// Every file and symlink below the folder `root` as it is on disk (its
+/// working tree, even inside a git repository; `.git` and `node_modules`
+/// are not entered), in path order.
+pub fn list_folder(root: &Path) -> Result<Vec<Entry>, SourceError> {
+    folder::list(root)
 }
 
 /// Opens `spec` at `reference` (a branch, tag or commit; the default branch

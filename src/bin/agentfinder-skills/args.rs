@@ -37,6 +37,8 @@ pub enum Command {
     Promote(PromoteArgs),
     /// Write the complete files of an artifact (hf-skills.ndjson, ai-catalog.json, findings.ndjson, manifest.json, _SUCCESS) into a folder.
     Materialize(MaterializeArgs),
+    /// Check skills against the Agent Skills specification before publishing: one skill's folder or a repository's working tree; exit 1 when a rule fails.
+    Lint(LintArgs),
     #[command(flatten)]
     Reader(ReaderCommand),
 }
@@ -141,6 +143,15 @@ pub struct BackfillArgs {
     /// Fail a commit instead of warning (see build --strict); the backfill goes on and exits 4.
     #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
     pub strict: Option<String>,
+}
+
+#[derive(Args)]
+pub struct LintArgs {
+    /// A skill's folder, a SKILL.md, or a repository.
+    pub path: std::path::PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args)]

@@ -11,7 +11,8 @@ mod args;
 mod embedded;
 
 use args::{
-    BackfillArgs, BuildArgs, Cli, Command, Common, MaterializeArgs, PromoteArgs, VerifyArgs,
+    BackfillArgs, BuildArgs, Cli, Command, Common, LintArgs, MaterializeArgs, PromoteArgs,
+    VerifyArgs,
 };
 
 use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
@@ -69,6 +70,7 @@ fn main() -> ExitCode {
             Command::Verify(args) => run_verify(args, config).await,
             Command::Promote(args) => run_promote(args, config).await,
             Command::Materialize(args) => run_materialize(args, config).await,
+            Command::Lint(args) => run_lint(&args, config),
             Command::Reader(command) => run_reader(command, config).await,
         }
     });
@@ -476,6 +478,45 @@ fn build_code(error: &BuildError) -> u8 {
         | BuildError::Lock(_) => exit::STORAGE,
         BuildError::Promote(p) => promote_code(p),
     }
+}
+
+/// `lint`: the findings of each SKILL.md below a path, then the counts;
+/// exit 1 when any breaks the Agent Skills specification.
+fn run_lint(args: &LintArgs, config_path: Option<&std::path::Path>) -> Result<(), Failure> {
+    let config = load_config(config_path)?;
+    let report = agentfinder_skills::lint::lint(&args.path, &config)
+        .map_err(|e| Failure::new(exit::FAILURE, e))?;
+    if args.json {
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|e| Failure::new(exit::FAILURE, e))?;
+        println!("{text}");
+    } else {
+        for f in &report.findings {
+            let at = f.line.map_or(String::new(), |line| format!(":{line}"));
+            let rule = if f.spec {
+                ""
+            } else {
+                " (not a specification rule)"
+            };
+            println!("{}{at}: {}: {}{rule}", f.path, f.class, f.message);
+        }
+        let counts: Vec<String> = report
+            .counts
+            .iter()
+            .map(|(class, n)| format!("{class}={n}"))
+            .collect();
+        println!(
+            "lint: skills={} conforming={} findings={} {}",
+            report.skills,
+            report.conforming,
+            report.findings.len(),
+            counts.join(" ")
+        );
+    }
+    if report.fails() {
+        return Err(Failure::new(exit::FAILURE, anyhow::anyhow!("")));
+    }
+    Ok(())
 }
 
 async fn run_verify(
