@@ -427,17 +427,22 @@ pub fn reassemble(documents: &[Value]) -> String {
         let part = doc.get("part").and_then(Value::as_u64).unwrap_or(0);
         match (part, previous) {
             (0, _) | (_, None) => {
+                // A blank line between sections.
+                if !out.ends_with('\n') {
+                    out.push('\n');
+                }
                 out.push('\n');
                 out.push_str(content);
-                out.push('\n');
             }
             (_, Some(before)) => {
                 let repeated = overlap(before, content);
                 out.push_str(&content[repeated..]);
-                out.push('\n');
             }
         }
         previous = Some(content);
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
     }
     agent_text_body(&out)
 }
