@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::io::Read;
 use std::time::Duration;
 
 use common::server::Server;
@@ -177,15 +176,21 @@ fn meilisearch_down_is_answered_by_the_embedded_engine_and_no_secret_leaks() {
         (Value::from(true), Value::from(false))
     );
     assert_eq!(health["engine"], "embedded");
-    let mut child_stderr = String::new();
     let mut server = server;
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status();
     let _ = server.child.wait();
-    if let Some(mut err) = server.child.stderr.take() {
-        let _ = err.read_to_string(&mut child_stderr);
+    // The reader thread has the rest once the pipe closes.
+    let mut child_stderr = String::new();
+    for _ in 0..50 {
+        child_stderr = server.stderr.lock().unwrap().clone();
+        if child_stderr.contains("serve: stopped") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    assert!(child_stderr.contains("Meilisearch"), "{child_stderr}");
     for secret in ["hunter2pw", "sekret-master-key-42"] {
         assert!(
             !child_stderr.contains(secret),

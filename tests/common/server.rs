@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -16,6 +17,9 @@ use super::binary;
 pub struct Server {
     pub child: Child,
     pub addr: String,
+    /// What it printed on stderr so far (read by a thread, so the pipe
+    /// never fills), for the message when it is gone.
+    pub stderr: Arc<Mutex<String>>,
 }
 
 impl Server {
@@ -44,20 +48,44 @@ impl Server {
             command.env(key, value);
         }
         let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(pipe) = child.stderr.take() {
+            let kept = stderr.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    if let Ok(mut kept) = kept.lock() {
+                        kept.push_str(&line);
+                        kept.push('\n');
+                    }
+                }
+            });
+        }
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).unwrap();
+        stdout.read_line(&mut line).unwrap();
+        // The rest of stdout is read too: a closed pipe would fail a print.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let addr = line
             .trim()
             .strip_prefix("listening on http://")
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_string();
-        Self { child, addr }
+        Self {
+            child,
+            addr,
+            stderr,
+        }
     }
 
     /// `GET target` (raw bytes after the method): status, headers, body.
     pub fn get(&self, target: &[u8]) -> (u16, String, String) {
-        let mut stream = TcpStream::connect(&self.addr).unwrap();
+        let mut stream = TcpStream::connect(&self.addr).unwrap_or_else(|e| {
+            panic!(
+                "cannot connect to serve at {} ({e}); its stderr:\n{}",
+                self.addr,
+                self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+            )
+        });
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
