@@ -75,13 +75,21 @@ pub enum ReaderCommand {
 #[cfg(feature = "serve")]
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Artifact store searched [default: the binary's default store].
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
     /// Seconds between looks at the store for a new latest/ (0: only at start).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub refresh: u64,
-    /// Longest a tool call may take, in seconds.
+    #[command(flatten)]
+    pub service: ServiceArgs,
+}
+
+/// What `serve` and `mcp` search, and how.
+#[cfg(feature = "serve")]
+#[derive(Debug, Args)]
+pub struct ServiceArgs {
+    /// Artifact store searched (and synced by `serve`) [default: the binary's default store].
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Longest a request (or tool call) may take, in seconds.
     #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
     pub request_timeout: Duration,
     /// Weight of semantic ranking in hybrid search, from 0 to 1.
@@ -101,31 +109,19 @@ pub struct ServeArgs {
     /// Address to listen on (port 0: any free port; the one taken is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: String,
-    /// Artifact store searched and synced [default: the binary's default store].
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
     /// Seconds between syncs of Meilisearch and refreshes of the embedded engine (0: only at start).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub refresh: u64,
-    /// Longest a request may take, in seconds.
-    #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
-    pub request_timeout: Duration,
     /// Requests answered at once; more wait, within their timeout.
     #[arg(long, default_value_t = 32)]
     pub concurrency: usize,
-    /// Weight of semantic ranking in hybrid search, from 0 to 1.
-    #[arg(long, env = "AGENTFINDER_SEMANTIC_RATIO", default_value_t = DEFAULT_SEMANTIC_RATIO)]
-    pub semantic_ratio: f32,
-    /// Meilisearch index [default: the loaded one, else the binary's default].
-    #[arg(long)]
-    pub index: Option<String>,
     /// A host name (or host:port) `/mcp` answers besides loopback, e.g. the
     /// Space's public host; repeat for several. Other `Host` headers are
     /// refused, against DNS rebinding.
     #[arg(long, value_name = "HOST")]
     pub mcp_host: Vec<String>,
     #[command(flatten)]
-    pub meili: MeiliArgs,
+    pub service: ServiceArgs,
 }
 
 impl ReaderCommand {
@@ -138,9 +134,9 @@ impl ReaderCommand {
             Self::Eval(args) => &mut args.meili,
             Self::Find(args) => &mut args.meili,
             #[cfg(feature = "serve")]
-            Self::Serve(args) => &mut args.meili,
+            Self::Serve(args) => &mut args.service.meili,
             #[cfg(feature = "serve")]
-            Self::Mcp(args) => &mut args.meili,
+            Self::Mcp(args) => &mut args.service.meili,
         }
     }
 }
@@ -611,26 +607,34 @@ pub fn describe_sync(report: &meili::LoadReport, config: &MeiliConfig) -> String
     )
 }
 
+/// What `serve` and `mcp` search, and how, from their flags.
+#[cfg(feature = "serve")]
+fn search_settings(
+    args: &ServiceArgs,
+    defaults: &ServingDefaults,
+) -> Result<crate::answer::SearchSettings, CommandFailure> {
+    check_ratio(args.semantic_ratio)?;
+    Ok(crate::answer::SearchSettings {
+        store: args.store.clone().unwrap_or_else(|| defaults.store.clone()),
+        store_options: defaults.store_options.clone(),
+        meili: args.meili.config(),
+        index: index_or(
+            args.index.clone(),
+            &args.meili.state,
+            defaults.index.as_deref().unwrap_or(DEFAULT_INDEX),
+        ),
+        state: args.meili.state.clone(),
+        request_timeout: args.request_timeout.max(Duration::from_millis(100)),
+        semantic_ratio: args.semantic_ratio,
+    })
+}
+
 /// `serve`, until SIGTERM or Ctrl-C.
 #[cfg(feature = "serve")]
 async fn run_serve(args: ServeArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
-    check_ratio(args.semantic_ratio)?;
-    let index = index_or(
-        args.index.clone(),
-        &args.meili.state,
-        defaults.index.as_deref().unwrap_or(DEFAULT_INDEX),
-    );
     let settings = crate::serve::ServeSettings {
         addr: args.addr.clone(),
-        search: crate::answer::SearchSettings {
-            store: args.store.clone().unwrap_or_else(|| defaults.store.clone()),
-            store_options: defaults.store_options.clone(),
-            meili: args.meili.config(),
-            index,
-            state: args.meili.state.clone(),
-            request_timeout: args.request_timeout.max(Duration::from_millis(100)),
-            semantic_ratio: args.semantic_ratio,
-        },
+        search: search_settings(&args.service, defaults)?,
         refresh: args.refresh,
         concurrency: args.concurrency,
         mcp_hosts: args.mcp_host.clone(),
@@ -647,21 +651,7 @@ async fn run_serve(args: ServeArgs, defaults: &ServingDefaults) -> Result<u8, Co
 #[cfg(feature = "serve")]
 async fn run_mcp(args: McpArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
     use std::sync::Arc;
-    check_ratio(args.semantic_ratio)?;
-    let index = index_or(
-        args.index.clone(),
-        &args.meili.state,
-        defaults.index.as_deref().unwrap_or(DEFAULT_INDEX),
-    );
-    let settings = crate::answer::SearchSettings {
-        store: args.store.clone().unwrap_or_else(|| defaults.store.clone()),
-        store_options: defaults.store_options.clone(),
-        meili: args.meili.config(),
-        index,
-        state: args.meili.state.clone(),
-        request_timeout: args.request_timeout.max(Duration::from_millis(100)),
-        semantic_ratio: args.semantic_ratio,
-    };
+    let settings = search_settings(&args.service, defaults)?;
     let searcher = Arc::new(crate::answer::Searcher::new(
         settings,
         defaults.local.clone(),

@@ -116,48 +116,22 @@ impl SkillTools {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT) as usize;
         let source = args.source.as_deref().filter(|s| !s.is_empty());
         let arrived = Instant::now();
-        let searched = tokio::time::timeout(
-            self.deadline(),
-            self.searcher
-                .search(query, limit, source, SECTIONS_PER_SKILL, arrived),
-        )
-        .await;
-        let found = match searched {
-            Err(_) => {
-                return failure(format!(
-                    "no answer within {:.1} s",
-                    self.deadline().as_secs_f64()
-                ))
-            }
-            Ok(Err(why)) => return failure(format!("no engine can answer: {why}")),
-            Ok(Ok(found)) => found,
-        };
-        let strength = found.response.strength;
-        let response = &found.response;
-        let results: Vec<Value> = response
-            .documents
-            .iter()
-            .enumerate()
-            .map(|(n, (doc, score))| {
-                let sections = response.sections.get(n).map_or(&[][..], Vec::as_slice);
-                search_result(doc, *score, sections)
-            })
-            .collect();
-        CallToolResult::structured(json!({
-            "query": query,
-            "engine": found.engine,
-            "notice": found.notice,
-            "no_good_match": strength.map(|s| !s.good),
-            "best_similarity": strength.map(|s| s.best_similarity),
-            "results": results,
-        }))
+        self.bounded(async {
+            let found = self
+                .searcher
+                .search(query, limit, source, SECTIONS_PER_SKILL, arrived)
+                .await
+                .map_err(|why| format!("no engine can answer: {why}"))?;
+            Ok(search_answer(query, &found))
+        })
+        .await
     }
 
     #[tool(
         description = "The SKILL.md of one skill as it was built: its frontmatter fields and its Markdown body (reassembled from its sections), with its source, commit and links. Give `id` from search_skills, or `source` and `path`."
     )]
     async fn get_skill(&self, Parameters(args): Parameters<GetSkillArgs>) -> CallToolResult {
-        let work = async {
+        self.bounded(async {
             let key = match (&args.id, &args.source, &args.path) {
                 (Some(id), _, _) if !id.trim().is_empty() => id.trim().to_string(),
                 (_, Some(source), Some(path)) => {
@@ -179,22 +153,15 @@ impl SkillTools {
                 ));
             }
             Ok(skill_answer(&key, &documents))
-        };
-        match tokio::time::timeout(self.deadline(), work).await {
-            Err(_) => failure(format!(
-                "no answer within {:.1} s",
-                self.deadline().as_secs_f64()
-            )),
-            Ok(Err(why)) => failure(why),
-            Ok(Ok(answer)) => CallToolResult::structured(answer),
-        }
+        })
+        .await
     }
 
     #[tool(
         description = "The sources this server indexes: for each, its id, repository, the commit built, when it was built, and its skill and document counts (was my repository indexed, and when?)."
     )]
     async fn list_sources(&self) -> CallToolResult {
-        let work = async {
+        self.bounded(async {
             let set = self.artifact_set().await?;
             let sources: Vec<Value> = set
                 .parts
@@ -219,13 +186,24 @@ impl SkillTools {
                 .iter()
                 .map(|(source, why)| json!({"source": source, "reason": why}))
                 .collect();
-            Ok::<_, String>(json!({
+            Ok(json!({
                 "store": crate::store::redact_url(&self.searcher.settings.store),
                 "engine": self.searcher.engine_name(),
                 "sources": sources,
                 "unreadable": unreadable,
             }))
-        };
+        })
+        .await
+    }
+}
+
+impl SkillTools {
+    /// `work` within the request timeout, as a tool result: its answer, or
+    /// a tool error saying why there is none.
+    async fn bounded(
+        &self,
+        work: impl std::future::Future<Output = Result<Value, String>>,
+    ) -> CallToolResult {
         match tokio::time::timeout(self.deadline(), work).await {
             Err(_) => failure(format!(
                 "no answer within {:.1} s",
@@ -235,9 +213,7 @@ impl SkillTools {
             Ok(Ok(answer)) => CallToolResult::structured(answer),
         }
     }
-}
 
-impl SkillTools {
     /// The store's current artifacts (its own `latest/` and each source's).
     async fn artifact_set(&self) -> Result<ArtifactSet, String> {
         let settings = &self.searcher.settings;
@@ -279,6 +255,29 @@ impl ServerHandler for SkillTools {
             ))
             .with_instructions(INSTRUCTIONS)
     }
+}
+
+/// `search_skills`' answer for `query`.
+fn search_answer(query: &str, found: &crate::answer::Found) -> Value {
+    let response = &found.response;
+    let strength = response.strength;
+    let results: Vec<Value> = response
+        .documents
+        .iter()
+        .enumerate()
+        .map(|(n, (doc, score))| {
+            let sections = response.sections.get(n).map_or(&[][..], Vec::as_slice);
+            search_result(doc, *score, sections)
+        })
+        .collect();
+    json!({
+        "query": query,
+        "engine": found.engine,
+        "notice": found.notice,
+        "no_good_match": strength.map(|s| !s.good),
+        "best_similarity": strength.map(|s| s.best_similarity),
+        "results": results,
+    })
 }
 
 /// One `search_skills` result: where and how good outside the envelope,
