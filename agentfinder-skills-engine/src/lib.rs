@@ -283,14 +283,9 @@ impl Engine {
                 documents.push((doc, score));
             }
         }
-        let mut sections = vec![
-            Vec::new();
-            if query.sections > 0 {
-                documents.len()
-            } else {
-                0
-            }
-        ];
+        // One list per document kept when sections were asked for (each
+        // has its entry in section_rows), none otherwise.
+        let mut sections = vec![Vec::new(); section_rows.len()];
         for (at, rows) in section_rows.into_values() {
             sections[at] = rows
                 .into_iter()

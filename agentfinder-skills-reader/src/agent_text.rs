@@ -42,6 +42,14 @@ pub fn clean(text: &str, max_chars: usize) -> String {
     out
 }
 
+/// A Markdown body for an agent: `text` without control characters other
+/// than line breaks and tabs, its lines kept.
+pub fn clean_body(text: &str) -> String {
+    text.chars()
+        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
+        .collect()
+}
+
 /// A description for an agent: [`clean`] at [`MAX_DESCRIPTION_CHARS`].
 pub fn description(text: &str) -> String {
     clean(text, MAX_DESCRIPTION_CHARS)

@@ -152,15 +152,21 @@ impl Searcher {
         })
     }
 
+    /// Has the in-process engine look at the store again, logging why
+    /// when it cannot (it keeps answering from what it has).
+    pub async fn refresh_engine(&self, log_prefix: &str) {
+        if let Some(engine) = &self.engine {
+            if let Err(e) = engine.0.refresh(Some(&self.settings.store)).await {
+                eprintln!("{log_prefix}: {} engine: {e}", engine.0.name());
+            }
+        }
+    }
+
     /// Syncs Meilisearch with the store and refreshes the in-process
     /// engine, logging what happened (searches go on meanwhile).
     pub async fn refresh(&self, log_prefix: &str) {
         let settings = &self.settings;
-        if let Some(engine) = &self.engine {
-            if let Err(e) = engine.0.refresh(Some(&settings.store)).await {
-                eprintln!("{log_prefix}: {} engine: {e}", engine.0.name());
-            }
-        }
+        self.refresh_engine(log_prefix).await;
         let Some(config) = &settings.meili else {
             return;
         };
@@ -212,11 +218,7 @@ pub async fn watch(searcher: std::sync::Arc<Searcher>, refresh: u64) {
             return;
         }
         tokio::time::sleep(Duration::from_secs(refresh)).await;
-        if let Some(engine) = &searcher.engine {
-            if let Err(e) = engine.0.refresh(Some(&settings.store)).await {
-                eprintln!("mcp: {} engine: {e}", engine.0.name());
-            }
-        }
+        searcher.refresh_engine("mcp").await;
     }
 }
 

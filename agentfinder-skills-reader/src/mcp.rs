@@ -443,14 +443,7 @@ pub fn reassemble(documents: &[Value]) -> String {
     if !out.ends_with('\n') {
         out.push('\n');
     }
-    agent_text_body(&out)
-}
-
-/// `text` without control characters other than line breaks and tabs.
-fn agent_text_body(text: &str) -> String {
-    text.chars()
-        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
-        .collect()
+    agent_text::clean_body(&out)
 }
 
 /// Bytes at the start of `next` that repeat the end of `before` (a long

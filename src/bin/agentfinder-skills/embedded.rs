@@ -56,13 +56,13 @@ struct Current {
 /// Query vectors: the vectors of recent queries, and the model, loaded
 /// once, embedding the queries that arrive together in one forward pass.
 struct QueryVectors {
-    embed: Option<EmbedSettings>,
+    /// The model's settings, and the queries waiting for it, embedded in
+    /// batches (see [`agentfinder_skills_engine::batches`]); `None` when
+    /// `[embed]` is off.
+    model: Option<(EmbedSettings, Batches<String, Vec<f32>>)>,
     /// Agents repeat themselves, and the model's forward pass is what a
     /// hybrid search waits for.
     recent: Mutex<HashMap<String, Vec<f32>>>,
-    /// Queries waiting for the model, embedded in batches (see
-    /// [`agentfinder_skills_engine::batches`]).
-    batches: Option<Batches<String, Vec<f32>>>,
 }
 
 /// Query vectors kept; the cache starts over when it is full.
@@ -188,13 +188,13 @@ impl QueryVectors {
     /// Vectors by the model `embed` names (`None`: keywords only), loaded
     /// from this machine only, on the first query that needs it.
     fn new(embed: Option<EmbedSettings>) -> Self {
-        let batches = embed.clone().map(|settings| {
+        let model = embed.map(|settings| {
             let offline = EmbedSettings {
                 download: false,
-                ..settings
+                ..settings.clone()
             };
             let model: OnceLock<Result<QueryEmbedder, String>> = OnceLock::new();
-            Batches::new(
+            let batches = Batches::new(
                 "query-vectors",
                 QUERY_BATCH,
                 Box::new(move |texts: Vec<String>| {
@@ -204,12 +204,12 @@ impl QueryVectors {
                         .map_err(|why| format!("no model to embed the query: {why}"))?;
                     model.embed_batch(&texts).map_err(|e| e.to_string())
                 }),
-            )
+            );
+            (settings, batches)
         });
         Self {
-            embed,
+            model,
             recent: Mutex::new(HashMap::new()),
-            batches,
         }
     }
 
@@ -224,7 +224,7 @@ impl QueryVectors {
         let Some(wanted) = engine.embedder() else {
             return Err(NoVector::Unavailable("the artifact has no vectors".into()));
         };
-        let (Some(settings), Some(batches)) = (&self.embed, &self.batches) else {
+        let Some((settings, batches)) = &self.model else {
             return Err(NoVector::Unavailable("[embed] is off".into()));
         };
         let same = wanted.get("model").and_then(|m| m.as_str()) == Some(settings.model.as_str())
@@ -288,7 +288,7 @@ impl LocalSearch for EmbeddedSearch {
             let Ok(engine) = self.engine(store).await else {
                 return;
             };
-            if engine.dimensions() > 0 && self.queries.embed.is_some() {
+            if engine.dimensions() > 0 && self.queries.model.is_some() {
                 // Loads the model (a query vector is cached, so no work is lost).
                 let _ = self.queries.vector(&engine, "", None).await;
             }
