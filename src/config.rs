@@ -310,7 +310,15 @@ pub struct WalkConfig {
     /// Build one version per plugin skill of a Codex plugin cache (set by
     /// the `codex-plugins` preset).
     pub one_version_per_plugin: bool,
+    /// Commits of the first-parent history a cold build walks, at most, to
+    /// date each skill file by its last change; a file the walk does not
+    /// settle is dated "at or before" the oldest commit walked (0: walk
+    /// the whole history).
+    pub history_depth: usize,
 }
+
+/// Default of `[walk] history_depth`.
+pub const DEFAULT_HISTORY_DEPTH: usize = 5_000;
 
 impl Default for WalkConfig {
     fn default() -> Self {
@@ -319,6 +327,7 @@ impl Default for WalkConfig {
             exclude_dirs: vec!["node_modules".into(), ".git".into()],
             marketplace: ".claude-plugin/marketplace.json".into(),
             one_version_per_plugin: false,
+            history_depth: DEFAULT_HISTORY_DEPTH,
         }
     }
 }

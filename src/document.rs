@@ -10,7 +10,9 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use agentfinder_skills_reader::contract::{skill_key, Document, KIND_SECTION, KIND_SKILL};
+use agentfinder_skills_reader::contract::{
+    skill_key, Document, SkillSignals, KIND_SECTION, KIND_SKILL,
+};
 
 use crate::parse::ParsedSkill;
 
@@ -102,6 +104,12 @@ pub struct SkillInput<'a> {
     pub marketplace_description: Option<&'a str>,
     /// When the file last changed in its source, RFC 3339.
     pub last_updated: Option<&'a str>,
+    /// The change is at or before `last_updated`, not at it.
+    pub last_updated_at_or_before: bool,
+    /// What the skill ships and whether it follows the specification.
+    pub signals: &'a SkillSignals,
+    /// The files its `skill` document lists.
+    pub supporting_files: &'a [String],
 }
 
 /// The skill's documents: the `skill` document first, then its sections.
@@ -150,11 +158,14 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         version: ctx.version.clone(),
         updated_at: ctx.updated_at.clone(),
         last_updated: input.last_updated.map(str::to_string),
+        last_updated_at_or_before: input.last_updated_at_or_before,
         branch: ctx.branch.clone(),
         commit: ctx.commit.clone(),
         content_sha: parsed.content_sha.clone(),
         line_start: 1,
         line_end: last_line,
+        signals: Some(input.signals.clone()),
+        supporting_files: Vec::new(),
         vectors: None,
     };
 
@@ -168,6 +179,7 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         id: document_id(&ctx.ids(), input.path, KIND_SKILL, 0, 0),
         text: join_nonempty(&[&skill_name, &description, input.path]),
         content,
+        supporting_files: input.supporting_files.to_vec(),
         ..base.clone()
     });
     for chunk in &parsed.chunks {
@@ -345,6 +357,11 @@ mod tests {
             &ParseOptions::default(),
         )
         .unwrap();
+        let files = ["scripts/merge.py".to_string()];
+        let signals = SkillSignals {
+            ships: crate::supporting_files::ships(&files),
+            spec: Default::default(),
+        };
         let docs = skill_documents(
             &context(),
             SkillInput {
@@ -353,6 +370,9 @@ mod tests {
                 parsed: &parsed,
                 marketplace_description: Some("PDF plugin"),
                 last_updated: Some("2026-01-02T03:04:05Z"),
+                last_updated_at_or_before: false,
+                signals: &signals,
+                supporting_files: &files,
             },
         );
         assert_eq!(docs.len(), 3);
@@ -407,5 +427,9 @@ mod tests {
         assert!(docs
             .iter()
             .all(|d| d.content_sha == parsed.content_sha && d.commit == commit));
+        // Signals on every document; the file list on the skill's alone.
+        assert!(docs.iter().all(|d| d.signals.as_ref() == Some(&signals)));
+        assert_eq!(skill.supporting_files, files);
+        assert!(docs[1..].iter().all(|d| d.supporting_files.is_empty()));
     }
 }

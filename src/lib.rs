@@ -7,7 +7,7 @@
 //! | stage | modules | pure? |
 //! |---|---|---|
 //! | clone | [`source`] (git via gix, plain folders; [`source::identity`]: which repository it is) | I/O |
-//! | walk | [`walk`] (which entries are skills) | pure |
+//! | walk | [`walk`] (which entries are skills), [`supporting_files`] (what each skill's folder ships) | pure |
 //! | reuse | [`reuse`] (the parse cache across runs: an earlier artifact's entries, by key) | I/O at the edge |
 //! | parse, chunk | [`read_skills`] (reads files on all cores) -> [`parse`] (frontmatter, YAML, lenient recovery) -> [`chunk`] | [`parse`], [`chunk`] pure |
 //! | validate | [`validate`] (name and description rules, `--strict`), [`diagnostics`] (warning and skip classes), [`findings`] (streamed to `findings.ndjson`, counted) | pure |
@@ -52,6 +52,7 @@ pub mod reuse;
 pub mod run_context;
 pub mod source;
 pub mod staging;
+pub mod supporting_files;
 pub mod time;
 pub mod validate;
 pub mod variant;

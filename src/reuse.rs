@@ -118,6 +118,7 @@ impl Base {
             blob: held.blob.take(),
             commit: held.commit.clone(),
             changed_at: held.changed_at,
+            changed_at_or_before: held.changed_at_or_before,
             documents: held.documents.take(),
             document_count: held.document_count,
             skill_count: held.skill_count,
@@ -149,6 +150,7 @@ impl Base {
                     let change = Change {
                         commit: e.commit.clone(),
                         time,
+                        at_or_before: e.changed_at_or_before,
                     };
                     Some((e.path.clone(), change))
                 })
@@ -179,6 +181,24 @@ pub struct EntryKeys {
     build: [u8; 32],
 }
 
+/// What a skill file's entry is made from, besides the build.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyInputs<'a> {
+    /// Path of the SKILL.md.
+    pub path: &'a str,
+    /// Its git blob id; `None` where its bytes have no id.
+    pub blob: Option<&'a str>,
+    /// The commit that last changed it, where known.
+    pub change: Option<&'a Change>,
+    /// The commit its documents are pinned to when `change` is unknown
+    /// (else empty).
+    pub pinned: &'a str,
+    /// Its description in the marketplace file.
+    pub marketplace_description: Option<&'a str>,
+    /// [`digest`](crate::supporting_files::digest) of its folder's files.
+    pub folder_files: &'a str,
+}
+
 impl EntryKeys {
     /// The build part of every key: two key makers with the same
     /// fingerprint key a file alike.
@@ -205,16 +225,17 @@ impl EntryKeys {
         }
     }
 
-    /// The key of the file at `path`: `None` where the file's bytes have no
-    /// id (a plain folder, a symlink), so it is always parsed.
-    pub fn key(
-        &self,
-        path: &str,
-        blob: Option<&str>,
-        change: Option<&Change>,
-        pinned: &str,
-        marketplace_description: Option<&str>,
-    ) -> Option<String> {
+    /// The key of a skill file: `None` where its bytes have no id (a plain
+    /// folder, a symlink), so it is always parsed.
+    pub fn key(&self, inputs: &KeyInputs<'_>) -> Option<String> {
+        let KeyInputs {
+            path,
+            blob,
+            change,
+            pinned,
+            marketplace_description,
+            folder_files,
+        } = *inputs;
         let blob = blob?;
         let mut hash = Sha256::new();
         hash.update(self.build);
@@ -224,8 +245,16 @@ impl EntryKeys {
             Some(blob.as_bytes()),
             change.map(|c| c.commit.as_bytes()),
             time.as_ref().map(|t| &t[..]),
+            change.map(|c| {
+                if c.at_or_before {
+                    &b"at or before"[..]
+                } else {
+                    b"at"
+                }
+            }),
             Some(pinned.as_bytes()),
             marketplace_description.map(str::as_bytes),
+            Some(folder_files.as_bytes()),
         ] {
             // Present or not, then the length: no two inputs hash alike.
             match field {
@@ -264,6 +293,7 @@ mod tests {
             blob: Some(format!("blob-{path}")),
             commit: format!("commit-{path}"),
             changed_at,
+            changed_at_or_before: false,
             documents: None,
             document_count: 2,
             skill_count: 1,
@@ -297,30 +327,88 @@ mod tests {
         let change = Change {
             commit: "a".into(),
             time: 1,
+            at_or_before: false,
         };
-        let key = |path, blob, change: Option<&Change>, market| {
-            keys.key(path, Some(blob), change, "a", market).unwrap()
+        let bounded = Change {
+            at_or_before: true,
+            ..change.clone()
         };
-        let one = key("p", "b1", Some(&change), None);
-        assert_eq!(one, key("p", "b1", Some(&change), None));
-        assert_ne!(one, key("q", "b1", Some(&change), None));
-        assert_ne!(one, key("p", "b2", Some(&change), None));
-        assert_ne!(one, key("p", "b1", None, None));
-        assert_ne!(one, key("p", "b1", Some(&change), Some("m")));
-        let other = EntryKeys::new("d", &ctx("dev"));
+        let base = KeyInputs {
+            path: "p",
+            blob: Some("b1"),
+            change: Some(&change),
+            pinned: "a",
+            marketplace_description: None,
+            folder_files: "f",
+        };
+        let key = |inputs: KeyInputs<'_>| keys.key(&inputs).unwrap();
+        let one = key(base);
+        assert_eq!(one, key(base));
+        assert_ne!(one, key(KeyInputs { path: "q", ..base }));
         assert_ne!(
-            Some(one.clone()),
-            other.key("p", Some("b1"), Some(&change), "a", None)
+            one,
+            key(KeyInputs {
+                blob: Some("b2"),
+                ..base
+            })
         );
-        assert_eq!(keys.key("p", None, None, "a", None), None);
+        assert_ne!(
+            one,
+            key(KeyInputs {
+                change: None,
+                ..base
+            })
+        );
+        assert_ne!(
+            one,
+            key(KeyInputs {
+                change: Some(&bounded),
+                ..base
+            })
+        );
+        assert_ne!(
+            one,
+            key(KeyInputs {
+                marketplace_description: Some("m"),
+                ..base
+            })
+        );
+        assert_ne!(
+            one,
+            key(KeyInputs {
+                folder_files: "g",
+                ..base
+            })
+        );
+        let other = EntryKeys::new("d", &ctx("dev"));
+        assert_ne!(Some(one.clone()), other.key(&base));
+        assert_eq!(keys.key(&KeyInputs { blob: None, ..base }), None);
         // Inputs do not run into one another.
         assert_ne!(
-            key("pb", "1", Some(&change), None),
-            key("p", "b1", Some(&change), None)
+            key(KeyInputs {
+                path: "pb",
+                blob: Some("1"),
+                ..base
+            }),
+            key(KeyInputs {
+                path: "p",
+                blob: Some("b1"),
+                ..base
+            })
         );
         assert_ne!(
-            keys.key("p", Some("b"), None, "a", None),
-            keys.key("p", Some("b"), None, "", Some("a"))
+            key(KeyInputs {
+                change: None,
+                pinned: "a",
+                marketplace_description: None,
+                ..base
+            }),
+            key(KeyInputs {
+                change: None,
+                pinned: "",
+                marketplace_description: Some("a"),
+                ..base
+            })
         );
     }
 }

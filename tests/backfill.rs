@@ -222,6 +222,7 @@ fn every_kind_of_change() -> (GitRepo, Vec<String>, usize) {
         "---\nname: [broken\n---\n# Body\n",
     );
     repo.write("README.md", "hello\n");
+    repo.write("skills/c/references/notes.md", "notes\n");
     commits.push(repo.commit("c0"));
     let patched_from = commits.len();
     fn step(
@@ -290,6 +291,25 @@ fn every_kind_of_change() -> (GitRepo, Vec<String>, usize) {
             r.write("skills/e/SKILL.md", skill("e", "own", "# Use\n\nv1\n"))
         },
     );
+    // What a skill ships changes while its SKILL.md does not.
+    step((&mut repo, &mut commits), "a script for a", &|r| {
+        r.write("skills/a/scripts/run.py", "print('a')\n")
+    });
+    step(
+        (&mut repo, &mut commits),
+        "a skill inside a's folder",
+        &|r| {
+            r.write(
+                "skills/a/inner/SKILL.md",
+                skill("inner", "nested", "# Use\n\nv0\n"),
+            );
+            r.write("skills/a/inner/assets/x.png", "png\n");
+        },
+    );
+    step((&mut repo, &mut commits), "a's script goes", &|r| {
+        r.remove("skills/a/scripts/run.py");
+        r.write("skills/a/node_modules/m/index.js", "js\n");
+    });
     let patched = commits.len() - patched_from;
     // These list the tree again.
     step((&mut repo, &mut commits), "marketplace", &|r| {
@@ -348,6 +368,50 @@ fn a_commit_patched_from_its_parent_equals_a_cold_build_of_it() {
     assert_eq!(field(&summary, "built"), commits.len().to_string());
     // Every commit but the first and the three that must list their tree.
     assert_eq!(field(&summary, "patched"), patched.to_string(), "{summary}");
+    // What a ships, as the patched builds saw it.
+    let shipped = |commit: &str, path: &str| {
+        let bytes = commit_file(work.path(), "artifacts", commit, "hf-skills.ndjson");
+        let skill = String::from_utf8(bytes)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|d| d["path"] == path && d["kind"] == "skill")
+            .unwrap();
+        (
+            skill["supporting_files"].clone(),
+            skill["signals"]["ships"]["total"].clone(),
+        )
+    };
+    let at = |message: &str| {
+        &commits[repo
+            .git(&["log", "--format=%s", "--reverse"])
+            .lines()
+            .position(|m| m == message)
+            .unwrap()]
+    };
+    assert_eq!(
+        shipped(at("a script for a"), "skills/a/SKILL.md"),
+        (serde_json::json!(["scripts/run.py"]), serde_json::json!(1))
+    );
+    assert_eq!(
+        shipped(at("a skill inside a's folder"), "skills/a/SKILL.md"),
+        (serde_json::json!(["scripts/run.py"]), serde_json::json!(1))
+    );
+    assert_eq!(
+        shipped(at("a skill inside a's folder"), "skills/a/inner/SKILL.md"),
+        (serde_json::json!(["assets/x.png"]), serde_json::json!(1))
+    );
+    assert_eq!(
+        shipped(at("a's script goes"), "skills/a/SKILL.md"),
+        (serde_json::Value::Null, serde_json::json!(0))
+    );
+    assert_eq!(
+        shipped(at("rename c"), "skills/c2/SKILL.md"),
+        (
+            serde_json::json!(["references/notes.md"]),
+            serde_json::json!(1)
+        )
+    );
     for (i, commit) in commits.iter().enumerate() {
         let cold = tempfile::tempdir().unwrap();
         let out = run(

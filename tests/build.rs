@@ -68,7 +68,7 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
         "{summary}"
     );
     assert!(
-        summary.contains("skills=4") && summary.contains("schema=5"),
+        summary.contains("skills=4") && summary.contains("schema=6"),
         "{summary}"
     );
 
@@ -427,4 +427,55 @@ fn the_load_stage_is_skipped_with_a_reason_unless_required() {
     assert!(!stderr(&out).contains("very-secret-key") && !stdout(&out).contains("very-secret-key"));
     // The artifact was written and promoted all the same.
     assert!(work.path().join("artifacts/latest/_SUCCESS").exists());
+}
+
+#[test]
+fn past_the_history_depth_a_file_is_dated_at_or_before_the_oldest_commit_walked() {
+    let mut repo = GitRepo::new();
+    repo.write(
+        "skills/old/SKILL.md",
+        skill("old", "From the start", "# Use\n\nv0\n"),
+    );
+    let mut commits = vec![repo.commit("c0")];
+    for i in 1..=3 {
+        let body = format!("# Use\n\nv{i}\n");
+        repo.write("skills/new/SKILL.md", skill("new", "Edited often", &body));
+        commits.push(repo.commit(&format!("c{i}")));
+    }
+    let source = repo.path().to_str().unwrap();
+    let dated = |depth: usize| {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(
+            work.path().join("pipeline.toml"),
+            format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
+        )
+        .unwrap();
+        let out = run(work.path(), &["build", "--source", source]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+        let skill_doc = |path: &str| {
+            docs.iter()
+                .find(|d| d["path"] == path && d["kind"] == "skill")
+                .cloned()
+                .unwrap()
+        };
+        (
+            skill_doc("skills/old/SKILL.md"),
+            skill_doc("skills/new/SKILL.md"),
+        )
+    };
+    // Two commits walked (c3, c2): nothing there changed `old`, so it is
+    // as c1 holds it, dated at or before c1 and pinned to it.
+    let (old, new) = dated(2);
+    assert_eq!(old["last_updated_at_or_before"], true, "{old:#}");
+    assert_eq!(old["last_updated"], "2026-01-02T10:00:00Z");
+    assert_eq!(old["commit"], commits[1].as_str());
+    assert!(new.get("last_updated_at_or_before").is_none(), "{new:#}");
+    assert_eq!(new["commit"], commits[3].as_str());
+    assert_eq!(new["last_updated"], "2026-01-04T10:00:00Z");
+    // With no bound (0) the walk reaches the commit that added it.
+    let (old, _) = dated(0);
+    assert!(old.get("last_updated_at_or_before").is_none(), "{old:#}");
+    assert_eq!(old["commit"], commits[0].as_str());
+    assert_eq!(old["last_updated"], "2026-01-01T10:00:00Z");
 }

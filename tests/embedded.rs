@@ -282,3 +282,45 @@ fn agents_get_descriptions_cut_at_1024_characters_without_control_characters() {
     let found = read_json(work.path().join("found.json"));
     fit(&found["results"][0]["description"], "find");
 }
+
+#[test]
+fn results_carry_what_a_skill_ships_and_the_rules_it_breaks() {
+    let mut repo = GitRepo::new();
+    // Its name is not its folder's (a rule of the specification, line 2).
+    repo.write(
+        "skills/pdf-merge/SKILL.md",
+        "---\nname: pdf-merger\ndescription: Merges PDF files into one\n---\n# Merge\n\nJoin PDF files.\n",
+    );
+    repo.write("skills/pdf-merge/scripts/merge.py", "print('merge')\n");
+    repo.write("skills/pdf-merge/scripts/split.sh", "echo split\n");
+    repo.write("skills/pdf-merge/LICENSE", "MIT\n");
+    repo.commit("pdf");
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    let out = run(work.path(), &["build", "--no-embed", "--source", source]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = serde_json::json!({
+        "ships": {"total": 3, "scripts": 2, "references": 0, "assets": 0, "other": 1,
+                  "kinds": {"": 1, "py": 1, "sh": 1}},
+        "spec": {"conforms": false, "findings": [{"class": "name-mismatch", "line": 2}]},
+    });
+
+    let out = search(work.path(), cache.path(), &["merge pdf files", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits[0]["metadata"]["signals"], expected, "{hits:#}");
+
+    let out = search(
+        work.path(),
+        cache.path(),
+        &["merge pdf files", "--format", "topgun"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let adapter: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let result = &adapter["results"][0];
+    assert_eq!(
+        result["raw_metadata"]["data"]["signals"], expected,
+        "{result:#}"
+    );
+}

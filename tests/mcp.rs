@@ -49,13 +49,14 @@ fn two_collections(work: &Path) -> (GitRepo, GitRepo) {
         "skills/pdf-merge/SKILL.md",
         "---\nname: pdf-merge\ndescription: Combine several PDF documents into a single file, in the order given.\nlicense: MIT\n---\n# Merging PDFs\n\nRun `merge.py a.pdf b.pdf -o out.pdf` to join the pages of both files.\n\n# Page order\n\nPages keep the order of the input files.\n",
     );
+    // What pdf-merge ships besides its SKILL.md.
+    docs.write("skills/pdf-merge/scripts/merge.py", "print('merge')\n");
+    docs.write("skills/pdf-merge/references/pdf-spec.md", "# PDF\n");
+    docs.write("skills/pdf-merge/assets/logo.png", "png\n");
+    // A field outside the specification's six.
     docs.write(
         "skills/docx-fill/SKILL.md",
-        skill(
-            "docx-fill",
-            "Fill a Word template's fields from a JSON record",
-            "# Fields\n\nReplace {{field}} markers in a .docx with values.\n",
-        ),
+        "---\nname: docx-fill\ndescription: Fill a Word template's fields from a JSON record\nversion: 2\n---\n# Fields\n\nReplace {{field}} markers in a .docx with values.\n",
     );
     docs.commit("docs");
     let mut ops = GitRepo::with_origin("https://github.com/acme/ops-skills.git");
@@ -158,6 +159,7 @@ fn an_mcp_client_finds_reads_and_lists_skills_over_stdio_and_http() {
         ["search_skills", {"query": "merge two pdf files into one", "source": "ops"}],
         ["get_skill", {"id": "docs:acme/doc-skills:skills/none/SKILL.md"}],
         ["search_skills", {"query": "   "}],
+        ["get_skill", {"source": "docs", "path": "skills/docx-fill/SKILL.md"}],
     ]);
     let transcript = client(&python, &stdio(work.path()), calls.clone(), cache.path());
 
@@ -202,6 +204,25 @@ fn an_mcp_client_finds_reads_and_lists_skills_over_stdio_and_http() {
     if model_dir().is_some() {
         assert_eq!(found["no_good_match"], false, "{found:#}");
     }
+    // Its signals: what it ships, that it follows the specification, and
+    // the commit that last changed its SKILL.md.
+    let signals = &skill["data"]["signals"];
+    assert_eq!(
+        (
+            &signals["ships"]["scripts"],
+            &signals["ships"]["references"],
+            &signals["ships"]["assets"]
+        ),
+        (&json!(1), &json!(1), &json!(1)),
+        "{signals:#}"
+    );
+    assert_eq!(
+        signals["ships"]["kinds"],
+        json!({"md": 1, "png": 1, "py": 1})
+    );
+    assert_eq!(signals["spec"], json!({"conforms": true}), "{signals:#}");
+    assert_eq!(best["commit"], docs.git(&["rev-parse", "HEAD"]));
+    assert!(best["last_updated"].is_string(), "{best:#}");
 
     let listed = answer(&transcript, 1);
     let sources = listed["sources"].as_array().unwrap();
@@ -227,11 +248,28 @@ fn an_mcp_client_finds_reads_and_lists_skills_over_stdio_and_http() {
         "{skill_md}"
     );
     assert!(skill_md.contains("license: \"MIT\""), "{skill_md}");
+    assert_eq!(
+        got["skill"]["data"]["supporting_files"],
+        json!([
+            "assets/logo.png",
+            "references/pdf-spec.md",
+            "scripts/merge.py"
+        ])
+    );
     assert!(
         skill_md.contains("# Merging PDFs\n\nRun `merge.py a.pdf b.pdf -o out.pdf` to join the pages of both files.")
             && skill_md.contains("# Page order"),
         "{skill_md}"
     );
+
+    // A skill that breaks a rule says which, and where.
+    let docx = &answer(&transcript, 6)["skill"]["data"];
+    assert_eq!(
+        docx["signals"]["spec"],
+        json!({"conforms": false, "findings": [{"class": "field-unknown", "line": 4}]}),
+        "{docx:#}"
+    );
+    assert_eq!(docx["supporting_files"], json!([]));
 
     // Only the source asked for.
     let ops_only = answer(&transcript, 3);

@@ -43,10 +43,11 @@ pub fn clean(text: &str, max_chars: usize) -> String {
 }
 
 /// A Markdown body for an agent: `text` without control characters other
-/// than line breaks and tabs, its lines kept.
+/// than line breaks and tabs, and without bidirectional overrides (as
+/// [`clean`]), its lines kept.
 pub fn clean_body(text: &str) -> String {
     text.chars()
-        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
+        .filter(|&c| c == '\n' || c == '\t' || !(c.is_control() || is_bidi_control(c)))
         .collect()
 }
 
@@ -103,6 +104,14 @@ mod tests {
         assert_eq!(description(&exact), exact);
         assert_eq!(description(&"a".repeat(1025)).chars().count(), 1024);
         assert_eq!(clean("abc", 0), "");
+    }
+
+    #[test]
+    fn a_body_keeps_its_lines_and_loses_controls_and_overrides() {
+        assert_eq!(
+            clean_body("# Run\r\n\n\trm\u{1b}[2J -rf \u{202E}fdp.exe\u{2066}x\n"),
+            "# Run\n\n\trm[2J -rf fdp.exex\n"
+        );
     }
 
     #[test]

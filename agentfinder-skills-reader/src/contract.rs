@@ -27,9 +27,12 @@ use serde_json::{Map, Value};
 /// manifest's `layout` and `parts`; `latest/` stays complete files), and
 /// pins each document to the commit that last changed its file: `commit`,
 /// the links and `updated_at` are that commit's, so an unchanged file's
-/// documents are byte-identical from one commit to the next. Readers accept
-/// 1 to 5.
-pub const SCHEMA_VERSION: u32 = 5;
+/// documents are byte-identical from one commit to the next.
+/// 6 added `signals` to documents (what the skill's folder ships and
+/// whether its SKILL.md follows the Agent Skills specification, with the
+/// evidence) and `supporting_files` to `skill` documents. Readers accept
+/// 1 to 6.
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Oldest contract version this reader still reads.
 pub const MIN_SCHEMA_VERSION: u32 = 1;
@@ -328,6 +331,11 @@ pub struct Document {
     /// does not reach that far (a shallow clone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<String>,
+    /// The history walk stopped at its depth (`[walk] history_depth`)
+    /// before reaching the change: the SKILL.md last changed at or before
+    /// `last_updated` (schema 6; absent when it is exact).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub last_updated_at_or_before: bool,
     /// Branch (or ref) the build was asked for.
     pub branch: String,
     /// The commit the document is pinned to: the built commit up to
@@ -340,10 +348,73 @@ pub struct Document {
     pub line_start: u32,
     /// Last line of the chunk in the SKILL.md, 1-based, inclusive.
     pub line_end: u32,
+    /// Facts an agent can weigh about the skill (schema 6), the same on
+    /// every document of a skill: what its folder ships, and whether its
+    /// SKILL.md follows the specification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signals: Option<SkillSignals>,
+    /// The files of the skill's folder besides its SKILL.md, relative to
+    /// the folder, in path order (schema 6; `skill` documents only, at most
+    /// [`MAX_SUPPORTING_FILES`], `signals.ships.total` counts them all).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supporting_files: Vec<String>,
     /// Meilisearch user-provided vectors (schema 2):
     /// `{"default": {"embeddings": [...], "regenerate": false}}`.
     #[serde(rename = "_vectors", default, skip_serializing_if = "Option::is_none")]
     pub vectors: Option<Value>,
+}
+
+/// Most paths a `skill` document lists in `supporting_files`.
+pub const MAX_SUPPORTING_FILES: usize = 200;
+
+/// Facts about a skill read from its source (schema 6): no score, each with
+/// what it was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillSignals {
+    /// What the skill's folder holds besides its SKILL.md.
+    pub ships: Ships,
+    /// Whether the SKILL.md follows the Agent Skills specification.
+    pub spec: SpecConformance,
+}
+
+/// The files of a skill's folder besides its SKILL.md (files of a skill
+/// folder nested inside it belong to that skill), counted by the folders
+/// the Agent Skills specification names and by file extension.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ships {
+    /// Every file.
+    pub total: u32,
+    /// Files under `scripts/`.
+    pub scripts: u32,
+    /// Files under `references/`.
+    pub references: u32,
+    /// Files under `assets/`.
+    pub assets: u32,
+    /// The rest.
+    pub other: u32,
+    /// Files by lowercase extension (`""` for none).
+    pub kinds: BTreeMap<String, u32>,
+}
+
+/// Whether a SKILL.md follows the specification, and the findings that say
+/// it does not (each with its line of the file).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecConformance {
+    /// No rule of the specification is broken.
+    pub conforms: bool,
+    /// The broken rules: finding class and line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<SpecFinding>,
+}
+
+/// One broken rule of the specification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecFinding {
+    /// The warning class (as in `findings.ndjson`).
+    pub class: String,
+    /// 1-based line of the SKILL.md, where one applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
 }
 
 /// The key of the skill a document (as JSON) belongs to: its `skill_key`,

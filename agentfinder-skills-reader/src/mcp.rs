@@ -96,7 +96,7 @@ impl SkillTools {
     }
 
     #[tool(
-        description = "Search agent skills by what they should do. Returns the best skills (id, source, score, link, and inside an untrusted envelope: name, description, and up to 3 best-matching sections with their heading path and link) and `no_good_match` when even the best hit is weak."
+        description = "Search agent skills by what they should do. Returns the best skills (id, source, score, link, and inside an untrusted envelope: name, description, and up to 3 best-matching sections with their heading path and link, and `signals`: what the skill ships (scripts, references, assets: counts and file kinds) and whether its SKILL.md follows the Agent Skills specification, with the rules it breaks) and `no_good_match` when even the best hit is weak. `last_updated` and `commit` say when its SKILL.md last changed."
     )]
     async fn search_skills(
         &self,
@@ -128,7 +128,7 @@ impl SkillTools {
     }
 
     #[tool(
-        description = "The SKILL.md of one skill as it was built: its frontmatter fields and its Markdown body (reassembled from its sections), with its source, commit and links. Give `id` from search_skills, or `source` and `path`."
+        description = "The SKILL.md of one skill as it was built: its frontmatter fields and its Markdown body (reassembled from its sections), its supporting files (paths in its folder), its signals, with its source, commit and links. Give `id` from search_skills, or `source` and `path`."
     )]
     async fn get_skill(&self, Parameters(args): Parameters<GetSkillArgs>) -> CallToolResult {
         self.bounded(async {
@@ -304,6 +304,7 @@ fn search_result(doc: &Value, score: f64, sections: &[(Value, f64)]) -> Value {
         best.push(section(doc));
     }
     data.insert("sections".into(), json!(best));
+    insert_signals(&mut data, doc);
     json!({
         "id": crate::contract::skill_key_of(doc),
         "source": text("source"),
@@ -312,6 +313,8 @@ fn search_result(doc: &Value, score: f64, sections: &[(Value, f64)]) -> Value {
         "url": page,
         "score": score,
         "last_updated": doc.get("last_updated"),
+        "last_updated_at_or_before": at_or_before(doc),
+        "commit": text("commit"),
         "skill": untrusted(data),
     })
 }
@@ -343,6 +346,14 @@ fn skill_answer(key: &str, documents: &[Value]) -> Value {
     );
     data.insert("skill_md".into(), json!(skill_md));
     data.insert("sections".into(), json!(sections));
+    insert_signals(&mut data, first);
+    let files = documents
+        .iter()
+        .find(|doc| doc.get("kind").and_then(Value::as_str) == Some(crate::contract::KIND_SKILL))
+        .and_then(|doc| doc.get("supporting_files"))
+        .cloned()
+        .unwrap_or(json!([]));
+    data.insert("supporting_files".into(), agent_text::clean_value(files));
     let page = text("url")
         .split('#')
         .next()
@@ -357,8 +368,26 @@ fn skill_answer(key: &str, documents: &[Value]) -> Value {
         "url": page,
         "raw_url": text("raw_url"),
         "last_updated": first.get("last_updated"),
+        "last_updated_at_or_before": at_or_before(first),
         "skill": untrusted(data),
     })
+}
+
+/// Whether `last_updated` is a bound, not the change itself (schema 6: the
+/// history walk stopped at its depth first).
+fn at_or_before(doc: &Value) -> bool {
+    doc.get("last_updated_at_or_before")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// Adds the skill's `signals` (schema 6) to what an agent reads: facts read
+/// from the source (what its folder ships, whether its SKILL.md follows the
+/// specification and which rules it breaks), which name its author's files.
+fn insert_signals(data: &mut Map<String, Value>, doc: &Value) {
+    if let Some(signals) = doc.get("signals") {
+        data.insert("signals".into(), agent_text::clean_value(signals.clone()));
+    }
 }
 
 /// The skill's name for an agent: the frontmatter name, else the folder's.

@@ -112,6 +112,10 @@ pub struct PartEntry {
     /// history does not reach that far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed_at: Option<i64>,
+    /// The history walk stopped at its depth first: the file changed at or
+    /// before `commit`, at `changed_at` or earlier (schema 6).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed_at_or_before: bool,
     /// Where its documents are; `None` for a skipped file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub documents: Option<PartRef>,
@@ -424,6 +428,7 @@ mod tests {
             blob: None,
             commit: "c".into(),
             changed_at: None,
+            changed_at_or_before: false,
             documents: Some(PartRef {
                 pack: pack.into(),
                 offset,

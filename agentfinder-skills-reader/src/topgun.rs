@@ -297,7 +297,8 @@ impl FindOutput {
 /// file's page without its section anchor, `source_registry` the source
 /// the document was built from, `last_updated` when its SKILL.md last
 /// changed there (schema 4; null before), and `raw_metadata` the other
-/// frontmatter fields with where the hit came from.
+/// frontmatter fields with where the hit came from and the skill's
+/// `signals` (schema 6: what it ships, whether it follows the specification).
 pub fn candidate_of(document: &Value, score: f64) -> Candidate {
     let text = |key: &str| {
         document
@@ -311,7 +312,16 @@ pub fn candidate_of(document: &Value, score: f64) -> Candidate {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    for key in ["repo", "path", "skill_key", "commit", "kind", "title"] {
+    for key in [
+        "repo",
+        "path",
+        "skill_key",
+        "commit",
+        "kind",
+        "title",
+        "signals",
+        "last_updated_at_or_before",
+    ] {
         if let Some(value) = document.get(key) {
             raw_metadata.insert(key.to_string(), value.clone());
         }

@@ -10,7 +10,9 @@ use std::io::Write;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use agentfinder_skills_reader::contract::{Document, Manifest, SkippedFile, KIND_SKILL};
+use agentfinder_skills_reader::contract::{
+    Document, Manifest, SkillSignals, SkippedFile, SpecConformance, SpecFinding, KIND_SKILL,
+};
 use agentfinder_skills_reader::parts::{PartEntry, PartRef, BUCKET_COUNT};
 
 use crate::catalog::{catalog_entry, CatalogHost};
@@ -21,10 +23,10 @@ use crate::embed::{EmbedError, Embedder};
 use crate::findings::{finding_line, skip_line, FindingsSummary};
 use crate::marketplace::Marketplace;
 use crate::read_skills::Extracted;
-use crate::reuse::EntryKeys;
+use crate::reuse::{EntryKeys, KeyInputs};
 use crate::source::Change;
 use crate::staging::{HashingFile, StagedFile};
-use crate::validate::{check_skill, DocumentChecker, DocumentError};
+use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
 use crate::variant::build_digest;
 use crate::walk::skill_folder;
 
@@ -45,6 +47,10 @@ pub struct VersionInfo {
     /// The commit that last changed each skill file, by path; a file
     /// missing from it is pinned to the built commit, with no `last_updated`.
     pub changes: std::sync::Arc<HashMap<String, Change>>,
+    /// The files of each skill file's folder besides it, relative to the
+    /// folder, in path order ([`crate::supporting_files`]); a file missing
+    /// from it ships nothing.
+    pub folder_files: std::sync::Arc<HashMap<String, Vec<String>>>,
 }
 
 /// Assembling failed.
@@ -117,6 +123,7 @@ pub enum Item {
 pub struct Planner {
     keys: EntryKeys,
     changes: std::sync::Arc<HashMap<String, Change>>,
+    folder_files: std::sync::Arc<HashMap<String, Vec<String>>>,
     commit: String,
     repo_name: String,
     descriptions: HashMap<String, String>,
@@ -134,13 +141,15 @@ impl Planner {
         let change = self.changes.get(path);
         // Documents of a file with no known change are pinned to the build.
         let pinned = if change.is_some() { "" } else { &self.commit };
-        self.keys.key(
+        let files = self.folder_files.get(path).map_or(&[][..], Vec::as_slice);
+        self.keys.key(&KeyInputs {
             path,
             blob,
             change,
             pinned,
-            self.descriptions.get(folder).map(String::as_str),
-        )
+            marketplace_description: self.descriptions.get(folder).map(String::as_str),
+            folder_files: &crate::supporting_files::digest(files),
+        })
     }
 }
 
@@ -166,6 +175,25 @@ fn build_context(config: &Config, branch: &str, marketplace: &Marketplace) -> Bu
         updated_at: String::new(),
         version: marketplace.version.clone(),
         links: config.link_templates(),
+    }
+}
+
+/// A skill's signals: what its folder's `files` are, and the `findings` of
+/// its SKILL.md that break a rule of the specification.
+fn signals_of<'f>(files: &[String], findings: impl Iterator<Item = &'f Finding>) -> SkillSignals {
+    let broken: Vec<SpecFinding> = findings
+        .filter(|f| SPEC_CLASSES.contains(&f.class))
+        .map(|f| SpecFinding {
+            class: f.class.to_string(),
+            line: f.line.and_then(|l| u32::try_from(l).ok()),
+        })
+        .collect();
+    SkillSignals {
+        ships: crate::supporting_files::ships(files),
+        spec: SpecConformance {
+            conforms: broken.is_empty(),
+            findings: broken,
+        },
     }
 }
 
@@ -276,6 +304,7 @@ impl<'a> Assembler<'a> {
         Planner {
             keys: self.keys.clone(),
             changes: self.version.changes.clone(),
+            folder_files: self.version.folder_files.clone(),
             commit: self.version.commit.clone(),
             repo_name: self.repo_name.clone(),
             descriptions: self
@@ -377,15 +406,21 @@ impl<'a> Assembler<'a> {
         for finding in &checks {
             findings.push_str(&finding_line(path, finding));
         }
+        let files = self.version.folder_files.get(path.as_str());
+        let files = files.map_or(&[][..], Vec::as_slice);
+        let signals = signals_of(files, parsed.findings.iter().chain(&checks));
         let name = parsed.text_field("name").unwrap_or(&folder).to_string();
         let last_updated = change.as_ref().map(|c| crate::source::rfc3339(c.time));
         let ctx = self.pinned(change.as_ref());
         let input = SkillInput {
             path,
             last_updated: last_updated.as_deref(),
+            last_updated_at_or_before: change.as_ref().is_some_and(|c| c.at_or_before),
             skill: &folder,
             parsed,
             marketplace_description: self.marketplace_description(&folder),
+            signals: &signals,
+            supporting_files: &crate::supporting_files::listed(files),
         };
         let documents = skill_documents(&ctx, input);
         Prepared {
@@ -446,7 +481,8 @@ impl<'a> Assembler<'a> {
                 .change
                 .as_ref()
                 .map_or_else(|| self.version.commit.clone(), |c| c.commit.clone()),
-            changed_at: item.change.map(|c| c.time),
+            changed_at: item.change.as_ref().map(|c| c.time),
+            changed_at_or_before: item.change.is_some_and(|c| c.at_or_before),
             documents,
             document_count: item.documents.len() as u64,
             skill_count,

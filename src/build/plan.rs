@@ -4,7 +4,7 @@
 //! the files the commit changed patched in ([`patch_parent`]), which costs
 //! what the commit changed instead of what the tree holds.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use agentfinder_skills_reader::parts::PartEntry;
 
@@ -15,6 +15,7 @@ use crate::diagnostics::{Finding, WarningClass};
 use crate::marketplace::{parse_marketplace, Marketplace};
 use crate::reuse::Base;
 use crate::source::{Change, Entry, EntryKind, Snapshot};
+use crate::supporting_files::{folder_files, folder_of};
 use crate::walk::{one_version_per_plugin, plugin_aliases, skill_entries, WalkRules};
 
 /// What a build starts from.
@@ -25,6 +26,8 @@ pub(super) struct Plan {
     pub carried: Vec<PartEntry>,
     /// The commit that last changed each of `files`.
     pub changes: HashMap<String, Change>,
+    /// The files of each of `files`' folders ([`crate::supporting_files`]).
+    pub folder_files: HashMap<String, Vec<String>>,
     /// The marketplace file's contents, and why it was ignored, if it was.
     pub marketplace: (Marketplace, Vec<(String, Finding)>),
     /// Earlier entries to take by key (a listed plan only).
@@ -64,12 +67,20 @@ pub(super) fn list_tree(
     let marketplace_entry = entries.iter().find(|e| e.path == config.walk.marketplace);
     let marketplace = read_marketplace(config, snapshot, marketplace_entry);
     let paths: Vec<&str> = skills.iter().map(|e| e.path.as_str()).collect();
-    let changes = snapshot.last_changed(&paths, base.as_ref().map(Base::known_changes))?;
+    let known = base.as_ref().map(Base::known_changes);
+    let changes = snapshot.last_changed(&paths, known, config.walk.history_depth)?;
+    let folder_files = folder_files(
+        &paths,
+        entries.iter().map(|e| e.path.as_str()),
+        |path| rules.matches(path),
+        &config.walk.exclude_dirs,
+    );
     let files: Vec<Entry> = skills.into_iter().cloned().collect();
     Ok(Plan {
         files,
         carried: Vec::new(),
         changes,
+        folder_files,
         marketplace,
         base_buckets: base.as_mut().map(Base::take_buckets),
         base,
@@ -124,23 +135,51 @@ pub(super) fn patch_parent(
         }
         files.push(entry.clone());
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut touched: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
     touched.sort_unstable();
-    let base_buckets = Some(base.take_buckets());
-    let carried: Vec<PartEntry> = base
-        .into_entries()
-        .into_iter()
-        .filter(|e| touched.binary_search(&e.path.as_str()).is_err())
+    // Every folder holding a touched path: a skill there ships other files now.
+    let touched_folders: HashSet<&str> = touched
+        .iter()
+        .flat_map(|path| path.match_indices('/').map(|(at, _)| &path[..at]))
+        .chain([""])
         .collect();
     let here = Change {
         commit: snapshot.version.id.clone(),
         time: snapshot.version.time,
+        at_or_before: false,
     };
-    let changes = files
+    let mut changes: HashMap<String, Change> = files
         .iter()
         .map(|e| (e.path.clone(), here.clone()))
         .collect();
+    // A skill whose SKILL.md the commit left alone but whose folder it
+    // touched is built again (it ships other files now), dated as it was.
+    for entry in base.entries() {
+        let untouched = touched.binary_search(&entry.path.as_str()).is_err();
+        if !(untouched && touched_folders.contains(folder_of(&entry.path))) {
+            continue;
+        }
+        let (Some(file), Some(time)) = (snapshot.find(&entry.path)?, entry.changed_at) else {
+            return Ok(Err(base));
+        };
+        let change = Change {
+            commit: entry.commit.clone(),
+            time,
+            at_or_before: entry.changed_at_or_before,
+        };
+        changes.insert(entry.path.clone(), change);
+        files.push(file);
+    }
+    let base_buckets = Some(base.take_buckets());
+    let carried: Vec<PartEntry> = base
+        .into_entries()
+        .into_iter()
+        .filter(|e| {
+            touched.binary_search(&e.path.as_str()).is_err() && !changes.contains_key(&e.path)
+        })
+        .collect();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let folder_files = list_folders(snapshot, &files, rules, config)?;
     let found = format!(
         "found {} skill files: {} changed since {}, {} as they were",
         carried.len() + files.len(),
@@ -152,11 +191,39 @@ pub(super) fn patch_parent(
         files,
         carried,
         changes,
+        folder_files,
         marketplace,
         base: None,
         base_buckets,
         found,
     }))
+}
+
+/// The files of the folders of `files`, each folder listed once.
+fn list_folders(
+    snapshot: &Snapshot,
+    files: &[Entry],
+    rules: &WalkRules,
+    config: &Config,
+) -> Result<HashMap<String, Vec<String>>, BuildError> {
+    let mut by_folder: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for file in files {
+        by_folder
+            .entry(folder_of(&file.path))
+            .or_default()
+            .push(&file.path);
+    }
+    let mut found = HashMap::new();
+    for (folder, skills) in by_folder {
+        let listing = snapshot.list_folder(folder)?;
+        found.extend(folder_files(
+            &skills,
+            listing.iter().map(|e| e.path.as_str()),
+            |path| rules.matches(path),
+            &config.walk.exclude_dirs,
+        ));
+    }
+    Ok(found)
 }
 
 /// The marketplace file of the snapshot, if it has one; an unreadable one

@@ -115,6 +115,7 @@ pub(super) fn stage_artifact(
         files,
         carried,
         changes,
+        folder_files,
         marketplace: (marketplace, marketplace_findings),
         mut base,
         base_buckets,
@@ -126,6 +127,7 @@ pub(super) fn stage_artifact(
         commit_time: rfc3339(snapshot.version.time),
         branch: snapshot.version.branch.clone(),
         changes: std::sync::Arc::new(changes),
+        folder_files: std::sync::Arc::new(folder_files),
     };
     let io = |e: std::io::Error| BuildError::Internal(format!("staging the artifact: {e}"));
     let pack =

@@ -47,15 +47,49 @@ impl GitSource {
     /// is not read again ([`TreeCache`]): successive commits share all but
     /// the trees on the paths they changed.
     pub(super) fn list(&self) -> Result<Vec<Entry>, SourceError> {
+        self.list_from(self.tree, Vec::new())
+    }
+
+    /// Every file and symlink below `folder` (slash-separated, `""` for the
+    /// root), with their paths from the root; none when it is not a folder.
+    pub(super) fn list_folder(&self, folder: &str) -> Result<Vec<Entry>, SourceError> {
+        if folder.is_empty() {
+            return self.list();
+        }
+        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
+            source_name: self.display.clone(),
+            message: e.to_string(),
+        };
+        let repo = self.thread_local();
+        let tree = repo.find_tree(self.tree).map_err(|e| git_error(&e))?;
+        match tree
+            .lookup_entry_by_path(folder)
+            .map_err(|e| git_error(&e))?
+        {
+            Some(found) if found.mode().is_tree() => {
+                self.list_from(found.object_id(), folder.as_bytes().to_vec())
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// The listing of the tree `start`, whose path is `prefix`. Only a
+    /// listing of the whole tree starts a generation of the cache and fills
+    /// it (a folder's reads what the last one kept and adds nothing, so a
+    /// long backfill that lists only folders keeps no more).
+    fn list_from(&self, start: gix::ObjectId, prefix: Vec<u8>) -> Result<Vec<Entry>, SourceError> {
+        let whole = start == self.tree && prefix.is_empty();
         let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
             source_name: self.display.clone(),
             message: e.to_string(),
         };
         let mut cache = TREE_CACHE.lock().map_err(|e| git_error(&e))?;
-        cache.generation += 1;
+        if whole {
+            cache.generation += 1;
+        }
         let mut opened: Option<(Self, gix::Repository)> = None;
         let mut entries = Vec::new();
-        let mut pending = std::collections::VecDeque::from([(self.tree, Vec::<u8>::new())]);
+        let mut pending = std::collections::VecDeque::from([(start, prefix)]);
         let mut trees_read = 0usize;
         while let Some((id, prefix)) = pending.pop_front() {
             let generation = cache.generation;
@@ -76,7 +110,9 @@ impl GitSource {
                         continue;
                     };
                     let items = decode_tree(repo, id).map_err(|e| git_error(&e))?;
-                    cache.trees.insert(id, (items.clone(), generation));
+                    if whole {
+                        cache.trees.insert(id, (items.clone(), generation));
+                    }
                     items
                 }
             };
@@ -106,7 +142,9 @@ impl GitSource {
                 });
             }
         }
-        cache.forget_older_than_last();
+        if whole {
+            cache.forget_older_than_last();
+        }
         Ok(entries)
     }
 }
@@ -201,9 +239,12 @@ impl GitSource {
     /// newest commit of the first-parent history from `commit` whose tree
     /// differs from its parent's at that path (the root commit, for a path
     /// it added). Only subtrees that differ and lead to a wanted path are
-    /// read, so a commit costs what it changed. A path the history does not
-    /// settle (a shallow boundary, or past [`MAX_HISTORY_COMMITS`]) is left
-    /// out.
+    /// read, so a commit costs what it changed.
+    ///
+    /// At most `depth` commits are walked (0: no bound): a path still
+    /// unsettled then is dated at or before the oldest commit reached,
+    /// whose tree holds it as `commit` does ([`Change::at_or_before`]). A
+    /// path past a shallow boundary is left out.
     ///
     /// With `known` (the changes of an earlier commit of this history, such
     /// as the last build's), the walk stops when it reaches that commit and
@@ -214,6 +255,7 @@ impl GitSource {
         commit: gix::ObjectId,
         paths: &[&str],
         known: Option<&KnownChanges>,
+        depth: usize,
     ) -> Result<HashMap<String, Change>, SourceError> {
         let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
             source_name: self.display.clone(),
@@ -225,16 +267,19 @@ impl GitSource {
             .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p.as_bytes()[..i]))
             .collect();
         let mut found = HashMap::with_capacity(paths.len());
-        // A database of its own, replaced as the walk goes (see `list`).
-        let open =
-            || -> Result<gix::Repository, SourceError> { Ok(self.reopened()?.thread_local()) };
+        // A database of its own, replaced as the walk goes (see `list`),
+        // that keeps the trees it decoded last: each commit's tree is its
+        // child's parent tree, read again one step later.
+        let open = || -> Result<gix::Repository, SourceError> {
+            let mut repo = self.reopened()?.thread_local();
+            repo.object_cache_size(Some(WALK_OBJECT_CACHE_BYTES));
+            Ok(repo)
+        };
         let mut repo = open()?;
         let mut current = commit;
         let known_at = known.and_then(|k| gix::ObjectId::from_hex(k.commit.as_bytes()).ok());
-        for walked in 0..MAX_HISTORY_COMMITS {
-            if unresolved.is_empty() {
-                break;
-            }
+        let mut walked = 0usize;
+        while !unresolved.is_empty() {
             if let Some(known) = known.filter(|_| known_at == Some(current)) {
                 for path in unresolved.drain() {
                     let path = String::from_utf8_lossy(path);
@@ -248,6 +293,18 @@ impl GitSource {
                 repo = open()?;
             }
             let (time, tree, parent) = commit_parts(&repo, current).map_err(|e| git_error(&e))?;
+            if depth > 0 && walked == depth {
+                // No commit walked changed them: `current` holds them as they are.
+                let bound = Change {
+                    commit: current.to_string(),
+                    time,
+                    at_or_before: true,
+                };
+                for path in unresolved.drain() {
+                    found.insert(String::from_utf8_lossy(path).into_owned(), bound.clone());
+                }
+                break;
+            }
             let parent_tree = match parent {
                 None => None,
                 Some(parent) => match commit_parts(&repo, parent) {
@@ -275,10 +332,12 @@ impl GitSource {
                     let change = Change {
                         commit: current.to_string(),
                         time,
+                        at_or_before: false,
                     };
                     found.insert(String::from_utf8_lossy(&path).into_owned(), change);
                 }
             }
+            walked += 1;
             match parent {
                 Some(parent) => current = parent,
                 None => break,
@@ -295,6 +354,9 @@ pub struct Change {
     pub commit: String,
     /// Its time (or the file's modification time), Unix seconds.
     pub time: i64,
+    /// The history walk stopped at its depth before finding the change:
+    /// the file last changed at or before `commit` (whose tree holds it).
+    pub at_or_before: bool,
 }
 
 /// The changes known at one commit: what a history walk may stop at.
@@ -306,8 +368,9 @@ pub struct KnownChanges {
     pub changes: HashMap<String, Change>,
 }
 
-/// Commits walked back at most to date the files of one snapshot.
-pub(super) const MAX_HISTORY_COMMITS: usize = 50_000;
+/// The decoded objects a history walk keeps (a flat tree of 63,000
+/// skill folders is 4 MB).
+const WALK_OBJECT_CACHE_BYTES: usize = 64 << 20;
 
 /// Commits walked through one object database (see [`GitSource::list`]).
 const COMMITS_PER_DATABASE: usize = 500;

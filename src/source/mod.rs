@@ -314,6 +314,25 @@ impl Snapshot {
         }
     }
 
+    /// Every file and symlink below `folder` (`""` for the root), with
+    /// their paths from the root: a git tree reads only that folder's trees.
+    pub fn list_folder(&self, folder: &str) -> Result<Vec<Entry>, SourceError> {
+        match &self.inner {
+            Inner::Git(source) => source.list_folder(folder),
+            Inner::Folder(root) => {
+                let mut entries = folder::list(root)?;
+                if !folder.is_empty() {
+                    entries.retain(|e| {
+                        e.path
+                            .strip_prefix(folder)
+                            .is_some_and(|rest| rest.starts_with('/'))
+                    });
+                }
+                Ok(entries)
+            }
+        }
+    }
+
     /// The file or symlink at `path`: a git tree is looked up by path,
     /// without listing it (a plain folder is listed).
     pub fn find(&self, path: &str) -> Result<Option<Entry>, SourceError> {
@@ -361,14 +380,23 @@ impl Snapshot {
         &self,
         paths: &[&str],
         known: Option<&KnownChanges>,
+        depth: usize,
     ) -> Result<HashMap<String, Change>, SourceError> {
         match &self.inner {
-            Inner::Git(source) => source.last_changed(self.commit_id()?, paths, known),
+            Inner::Git(source) => source.last_changed(self.commit_id()?, paths, known, depth),
             Inner::Folder(root) => Ok(folder::modified_times(root, paths)
                 .into_iter()
                 .map(|(path, time)| {
                     let commit = self.version.id.clone();
-                    (path, Change { commit, time })
+                    let at_or_before = false;
+                    (
+                        path,
+                        Change {
+                            commit,
+                            time,
+                            at_or_before,
+                        },
+                    )
                 })
                 .collect()),
         }

@@ -107,6 +107,10 @@ pub struct SearchMetadata {
     pub ranking_score: f64,
     /// `skill` or `skill_section`.
     pub kind: String,
+    /// What the skill ships and whether it follows the Agent Skills
+    /// specification (schema 6; absent before), as the artifact has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signals: Option<Value>,
 }
 
 /// [`search_detailed`]'s results.
@@ -264,6 +268,10 @@ fn to_result(doc: &Value, score: f64) -> SearchResult {
             commit: text("commit"),
             ranking_score: score,
             kind,
+            signals: doc
+                .get("signals")
+                .cloned()
+                .map(crate::agent_text::clean_value),
         },
     }
 }
