@@ -479,3 +479,59 @@ fn past_the_history_depth_a_file_is_dated_at_or_before_the_oldest_commit_walked(
     assert_eq!(old["commit"], commits[0].as_str());
     assert_eq!(old["last_updated"], "2026-01-01T10:00:00Z");
 }
+
+#[test]
+fn dates_agree_with_git_log_over_a_history_longer_than_one_run_of_the_walk() {
+    // 41 commits over 6 skills changed every 2, 5, 8, 11, 14 commits (the
+    // last only by the first), the others touching only a README: the
+    // walk takes them in runs split across threads, and must still find,
+    // for each file, the newest commit that changed it (git log's answer).
+    let mut repo = GitRepo::new();
+    let mut commits = Vec::new();
+    for i in 0..41usize {
+        let mut touched = false;
+        for k in 0..6usize {
+            if i == 0 || (k < 5 && i % (k * 3 + 2) == 0) {
+                let body = format!("# Use\n\nv{i}\n");
+                repo.write(&format!("skills/s{k}/SKILL.md"), skill(&format!("s{k}"), "S", &body));
+                touched = true;
+            }
+        }
+        if !touched {
+            repo.write("README.md", &format!("r{i}\n"));
+        }
+        commits.push(repo.commit(&format!("c{i}")));
+    }
+    let source = repo.path().to_str().unwrap();
+    for depth in [0usize, 9, 17, 40] {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(
+            work.path().join("pipeline.toml"),
+            format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
+        )
+        .unwrap();
+        let out = run(work.path(), &["build", "--source", source]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+        for k in 0..6 {
+            let path = format!("skills/s{k}/SKILL.md");
+            let doc = docs
+                .iter()
+                .find(|d| d["path"] == path.as_str() && d["kind"] == "skill")
+                .unwrap();
+            let newest = repo.git(&["log", "-1", "--format=%H", "--", &path]);
+            let back = commits.len() - 1 - commits.iter().position(|c| *c == newest).unwrap();
+            let (commit, bounded) = if depth == 0 || back < depth {
+                (newest, false)
+            } else {
+                (commits[commits.len() - 1 - depth].clone(), true)
+            };
+            assert_eq!(doc["commit"], commit.as_str(), "depth {depth}, {path}");
+            assert_eq!(
+                doc.get("last_updated_at_or_before").is_some(),
+                bounded,
+                "depth {depth}, {path}: {doc:#}"
+            );
+        }
+    }
+}

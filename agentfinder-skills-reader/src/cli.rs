@@ -349,6 +349,11 @@ pub struct EvalArgs {
         default_value = "0.5"
     )]
     pub semantic_ratio: Vec<f32>,
+    /// Only skills of these sources are right answers (comma-separated
+    /// source ids): the query set's own collections, when the store also
+    /// holds others as distractors, whose copies of a skill do not count.
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    pub answer_sources: Vec<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -840,9 +845,14 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
     struct File {
         queries: Vec<meili::EvalQuery>,
     }
-    let file: File = serde_json::from_str(&text).map_err(|e| {
+    let mut file: File = serde_json::from_str(&text).map_err(|e| {
         CommandFailure::new(exit::FAILURE, format!("{}: {e}", args.queries.display()))
     })?;
+    if !args.answer_sources.is_empty() {
+        for query in &mut file.queries {
+            query.sources = args.answer_sources.clone();
+        }
+    }
     let index = index_name(args.index.clone(), &args.meili.state);
     let report = match (args.meili.config(), &defaults.local) {
         (Some(config), _) => meili::evaluate(

@@ -1,7 +1,7 @@
 //! Git sources through gix: open in place, or clone into a cache; resolve a
 //! ref; list the tree of the commit; read blobs.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -234,146 +234,7 @@ impl GitSource {
             object: ObjectRef::Blob(found.object_id()),
         }))
     }
-
-    /// When each of `paths` last changed, Unix seconds: the time of the
-    /// newest commit of the first-parent history from `commit` whose tree
-    /// differs from its parent's at that path (the root commit, for a path
-    /// it added). Only subtrees that differ and lead to a wanted path are
-    /// read, so a commit costs what it changed.
-    ///
-    /// At most `depth` commits are walked (0: no bound): a path still
-    /// unsettled then is dated at or before the oldest commit reached,
-    /// whose tree holds it as `commit` does ([`Change::at_or_before`]). A
-    /// path past a shallow boundary is left out.
-    ///
-    /// With `known` (the changes of an earlier commit of this history, such
-    /// as the last build's), the walk stops when it reaches that commit and
-    /// the paths it has not settled take their known change: a build costs
-    /// the commits since the last one, not the whole history.
-    pub(super) fn last_changed(
-        &self,
-        commit: gix::ObjectId,
-        paths: &[&str],
-        known: Option<&KnownChanges>,
-        depth: usize,
-    ) -> Result<HashMap<String, Change>, SourceError> {
-        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
-            source_name: self.display.clone(),
-            message: e.to_string(),
-        };
-        let mut unresolved: HashSet<&[u8]> = paths.iter().map(|p| p.as_bytes()).collect();
-        let folders: HashSet<&[u8]> = paths
-            .iter()
-            .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p.as_bytes()[..i]))
-            .collect();
-        let mut found = HashMap::with_capacity(paths.len());
-        // A database of its own, replaced as the walk goes (see `list`),
-        // that keeps the trees it decoded last: each commit's tree is its
-        // child's parent tree, read again one step later.
-        let open = || -> Result<gix::Repository, SourceError> {
-            let mut repo = self.reopened()?.thread_local();
-            repo.object_cache_size(Some(WALK_OBJECT_CACHE_BYTES));
-            Ok(repo)
-        };
-        let mut repo = open()?;
-        let mut current = commit;
-        let known_at = known.and_then(|k| gix::ObjectId::from_hex(k.commit.as_bytes()).ok());
-        let mut walked = 0usize;
-        while !unresolved.is_empty() {
-            if let Some(known) = known.filter(|_| known_at == Some(current)) {
-                for path in unresolved.drain() {
-                    let path = String::from_utf8_lossy(path);
-                    if let Some(change) = known.changes.get(path.as_ref()) {
-                        found.insert(path.into_owned(), change.clone());
-                    }
-                }
-                break;
-            }
-            if walked % COMMITS_PER_DATABASE == COMMITS_PER_DATABASE - 1 {
-                repo = open()?;
-            }
-            let (time, tree, parent) = commit_parts(&repo, current).map_err(|e| git_error(&e))?;
-            if depth > 0 && walked == depth {
-                // No commit walked changed them: `current` holds them as they are.
-                let bound = Change {
-                    commit: current.to_string(),
-                    time,
-                    at_or_before: true,
-                };
-                for path in unresolved.drain() {
-                    found.insert(String::from_utf8_lossy(path).into_owned(), bound.clone());
-                }
-                break;
-            }
-            let parent_tree = match parent {
-                None => None,
-                Some(parent) => match commit_parts(&repo, parent) {
-                    Ok((_, tree, _)) => Some(tree),
-                    // Below a shallow boundary: nothing more is known.
-                    Err(_) => break,
-                },
-            };
-            let mut changed = Vec::new();
-            let wanted = Wanted {
-                files: &unresolved,
-                folders: &folders,
-            };
-            diff_trees(
-                &repo,
-                parent_tree,
-                Some(tree),
-                &mut Vec::new(),
-                &wanted,
-                &mut changed,
-            )
-            .map_err(|e| git_error(&e))?;
-            for path in changed {
-                if unresolved.remove(path.as_slice()) {
-                    let change = Change {
-                        commit: current.to_string(),
-                        time,
-                        at_or_before: false,
-                    };
-                    found.insert(String::from_utf8_lossy(&path).into_owned(), change);
-                }
-            }
-            walked += 1;
-            match parent {
-                Some(parent) => current = parent,
-                None => break,
-            }
-        }
-        Ok(found)
-    }
 }
-
-/// The commit that last changed a file, and when.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// Commit id (or a plain folder's version id).
-    pub commit: String,
-    /// Its time (or the file's modification time), Unix seconds.
-    pub time: i64,
-    /// The history walk stopped at its depth before finding the change:
-    /// the file last changed at or before `commit` (whose tree holds it).
-    pub at_or_before: bool,
-}
-
-/// The changes known at one commit: what a history walk may stop at.
-#[derive(Debug, Clone, Default)]
-pub struct KnownChanges {
-    /// The commit they are known at.
-    pub commit: String,
-    /// By path.
-    pub changes: HashMap<String, Change>,
-}
-
-/// The decoded objects a history walk keeps (a flat tree of 63,000
-/// skill folders is 4 MB).
-const WALK_OBJECT_CACHE_BYTES: usize = 64 << 20;
-
-/// Commits walked through one object database (see [`GitSource::list`]).
-const COMMITS_PER_DATABASE: usize = 500;
 
 /// A commit's time, tree and first parent.
 pub(super) fn commit_parts(
@@ -385,49 +246,6 @@ pub(super) fn commit_parts(
     let tree = commit.tree_id().map_err(|e| e.to_string())?.detach();
     let parent = commit.parent_ids().next().map(|p| p.detach());
     Ok((time, tree, parent))
-}
-
-/// The paths a history walk still looks for, and every folder above them.
-struct Wanted<'a> {
-    files: &'a HashSet<&'a [u8]>,
-    folders: &'a HashSet<&'a [u8]>,
-}
-
-/// Appends to `changed` the wanted files that differ between `old` and
-/// `new` (either may be absent), entering only folders that differ and lead
-/// to a wanted file.
-fn diff_trees(
-    repo: &gix::Repository,
-    old: Option<gix::ObjectId>,
-    new: Option<gix::ObjectId>,
-    prefix: &mut Vec<u8>,
-    wanted: &Wanted<'_>,
-    changed: &mut Vec<Vec<u8>>,
-) -> Result<(), String> {
-    for_each_pair(repo, old, new, |before, after| {
-        if before.map(|b| b.1) == after.map(|a| a.1) {
-            return Ok(());
-        }
-        let name = before.or(after).map(|e| e.0).unwrap_or_default();
-        within(prefix, name, |prefix| {
-            let is_tree =
-                |side: Option<&TreeEntry<'_>>| side.filter(|s| s.2.is_tree()).map(|s| s.1);
-            if wanted.folders.contains(prefix.as_slice()) {
-                diff_trees(
-                    repo,
-                    is_tree(before),
-                    is_tree(after),
-                    prefix,
-                    wanted,
-                    changed,
-                )?;
-            }
-            if wanted.files.contains(prefix.as_slice()) {
-                changed.push(prefix.clone());
-            }
-            Ok(())
-        })
-    })
 }
 
 /// Calls `visit` with the entries of the trees `old` and `new` (either

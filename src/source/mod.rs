@@ -12,6 +12,7 @@
 
 mod folder;
 mod git;
+mod history;
 pub mod identity;
 pub mod network;
 mod parent_diff;
@@ -20,7 +21,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use folder::FOLDER_VERSION_PREFIX;
-pub use git::{Change, KnownChanges};
+pub use history::{Change, KnownChanges};
 pub use parent_diff::{FileChange, ParentChanges};
 
 /// A source could not be opened or read.
@@ -375,7 +376,7 @@ impl Snapshot {
     /// touched it (none past a shallow boundary); for a plain folder, its
     /// modification time.
     /// `known` lets a git walk stop at an earlier commit whose changes are
-    /// known (see [`git::KnownChanges`]).
+    /// known (see [`KnownChanges`]).
     pub fn last_changed(
         &self,
         paths: &[&str],

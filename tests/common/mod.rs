@@ -34,7 +34,9 @@ impl GitRepo {
     }
 
     pub fn git(&self, args: &[&str]) -> String {
-        let date = format!("2026-01-{:02}T10:00:00Z", self.commits + 1);
+        // One day apart: January 1st, 2nd, ..., then 28 days a month.
+        let (month, day) = (self.commits / 28 + 1, self.commits % 28 + 1);
+        let date = format!("2026-{month:02}-{day:02}T10:00:00Z");
         let out = Command::new("git")
             .args(args)
             .current_dir(self.path())

@@ -21,6 +21,18 @@ pub struct EvalQuery {
     /// Free-form class (`paraphrase`, `body-detail`, `identifier`, ...).
     #[serde(default)]
     pub kind: String,
+    /// Source ids whose skills are right answers (empty: any source's
+    /// skill of an `expect` name is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+}
+
+impl EvalQuery {
+    /// Whether `result` is a right answer.
+    pub fn answered_by(&self, result: &super::SearchResult) -> bool {
+        self.expect.contains(&result.metadata.skill)
+            && (self.sources.is_empty() || self.sources.contains(&result.metadata.source_id))
+    }
 }
 
 /// Scores of one search mode.
@@ -206,7 +218,7 @@ impl Tally {
                     .results
                     .iter()
                     .take(10)
-                    .position(|r| query.expect.contains(&r.metadata.skill)),
+                    .position(|r| query.answered_by(r)),
             );
         } else {
             self.no_answer
@@ -280,6 +292,31 @@ mod tests {
         let r = report(vec![hybrid(0.5, 0.9, 0.7), hybrid(0.75, 0.9, 0.8)]);
         assert_eq!(r.best().unwrap().semantic_ratio, 0.75);
         assert!(report(Vec::new()).best().is_none());
+    }
+
+    #[test]
+    fn with_answer_sources_a_copy_elsewhere_is_not_an_answer() {
+        let result = |source: &str, skill: &str| -> super::super::SearchResult {
+            serde_json::from_value(serde_json::json!({
+                "identifier": "x", "displayName": skill, "description": "", "mediaType": "m",
+                "url": "", "score": 1.0,
+                "metadata": {"source": "o/r", "sourceType": "embedded", "skill": skill, "path": "p",
+                             "skillKey": "k", "sourceId": source, "commit": "c",
+                             "rankingScore": 1.0, "kind": "skill"}
+            }))
+            .unwrap()
+        };
+        let mut query = EvalQuery {
+            query: "merge pdfs".into(),
+            expect: vec!["pdf".into()],
+            kind: "plain".into(),
+            sources: Vec::new(),
+        };
+        assert!(query.answered_by(&result("copies", "pdf")));
+        assert!(!query.answered_by(&result("anthropics", "docx")));
+        query.sources = vec!["anthropics".into()];
+        assert!(!query.answered_by(&result("copies", "pdf")));
+        assert!(query.answered_by(&result("anthropics", "pdf")));
     }
 
     #[test]
