@@ -493,7 +493,10 @@ fn dates_agree_with_git_log_over_a_history_longer_than_one_run_of_the_walk() {
         for k in 0..6usize {
             if i == 0 || (k < 5 && i % (k * 3 + 2) == 0) {
                 let body = format!("# Use\n\nv{i}\n");
-                repo.write(&format!("skills/s{k}/SKILL.md"), skill(&format!("s{k}"), "S", &body));
+                repo.write(
+                    &format!("skills/s{k}/SKILL.md"),
+                    skill(&format!("s{k}"), "S", &body),
+                );
                 touched = true;
             }
         }

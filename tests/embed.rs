@@ -507,3 +507,29 @@ fn the_embedded_engine_says_when_nothing_matches_well() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_text_two_skills_share_is_embedded_once() {
+    let Some(dir) = model_dir() else { return };
+    let mut repo = GitRepo::new();
+    let text = skill("pdf", "Read PDF files", "# Merge\n\nMerge PDFs.\n");
+    repo.write("s/pdf/SKILL.md", &text);
+    repo.write("copies/pdf/SKILL.md", &text);
+    repo.commit("a copy");
+    let work = tempfile::tempdir().unwrap();
+    let config = config_with_model(&dir, work.path());
+    let out = build(work.path(), &config, repo.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Four documents, two texts: each is embedded once.
+    let vectors = field(&stdout(&out), "vectors");
+    assert!(vectors.starts_with("2+2cached("), "{vectors}");
+    let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+    assert_eq!(docs.len(), 4);
+    let of = |path: &str| -> Vec<serde_json::Value> {
+        docs.iter()
+            .filter(|d| d["path"] == path)
+            .map(|d| d["_vectors"].clone())
+            .collect()
+    };
+    assert_eq!(of("s/pdf/SKILL.md"), of("copies/pdf/SKILL.md"));
+}

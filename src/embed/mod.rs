@@ -163,8 +163,11 @@ impl Embedder {
     pub fn embed_documents(&mut self, docs: &mut [Document]) -> Result<(), EmbedError> {
         let texts: Vec<String> = docs.iter().map(embedding_text).collect();
         let digests: Vec<[u8; 32]> = texts.iter().map(|t| text_digest(t)).collect();
+        // Each distinct text once: near-copies of a skill share sections,
+        // and a copy counts as taken from the cache.
+        let mut distinct = std::collections::HashSet::new();
         let mut missing: Vec<usize> = (0..docs.len())
-            .filter(|&i| !self.cache.contains(&digests[i]))
+            .filter(|&i| !self.cache.contains(&digests[i]) && distinct.insert(digests[i]))
             .collect();
         // A batch is padded to its longest text: batching texts of similar
         // length wastes the least work on padding (vectors do not change).
