@@ -501,7 +501,7 @@ fn dates_agree_with_git_log_over_a_history_longer_than_one_run_of_the_walk() {
             }
         }
         if !touched {
-            repo.write("README.md", &format!("r{i}\n"));
+            repo.write("README.md", format!("r{i}\n"));
         }
         commits.push(repo.commit(&format!("c{i}")));
     }
