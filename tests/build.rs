@@ -429,6 +429,24 @@ fn the_load_stage_is_skipped_with_a_reason_unless_required() {
     assert!(work.path().join("artifacts/latest/_SUCCESS").exists());
 }
 
+/// Builds `source` with `[walk] history_depth = depth`: its `skill`
+/// documents by path.
+fn skill_documents_at_depth(source: &str, depth: usize) -> BTreeMap<String, serde_json::Value> {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join("pipeline.toml"),
+        format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
+    )
+    .unwrap();
+    let out = run(work.path(), &["build", "--source", source]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    documents(work.path().join("artifacts/latest/hf-skills.ndjson"))
+        .into_iter()
+        .filter(|d| d["kind"] == "skill")
+        .map(|d| (d["path"].as_str().unwrap().to_string(), d))
+        .collect()
+}
+
 #[test]
 fn past_the_history_depth_a_file_is_dated_at_or_before_the_oldest_commit_walked() {
     let mut repo = GitRepo::new();
@@ -444,21 +462,8 @@ fn past_the_history_depth_a_file_is_dated_at_or_before_the_oldest_commit_walked(
     }
     let source = repo.path().to_str().unwrap();
     let dated = |depth: usize| {
-        let work = tempfile::tempdir().unwrap();
-        std::fs::write(
-            work.path().join("pipeline.toml"),
-            format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
-        )
-        .unwrap();
-        let out = run(work.path(), &["build", "--source", source]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
-        let skill_doc = |path: &str| {
-            docs.iter()
-                .find(|d| d["path"] == path && d["kind"] == "skill")
-                .cloned()
-                .unwrap()
-        };
+        let skill_docs = skill_documents_at_depth(source, depth);
+        let skill_doc = |path: &str| skill_docs[path].clone();
         (
             skill_doc("skills/old/SKILL.md"),
             skill_doc("skills/new/SKILL.md"),
@@ -507,21 +512,10 @@ fn dates_agree_with_git_log_over_a_history_longer_than_one_run_of_the_walk() {
     }
     let source = repo.path().to_str().unwrap();
     for depth in [0usize, 9, 17, 40] {
-        let work = tempfile::tempdir().unwrap();
-        std::fs::write(
-            work.path().join("pipeline.toml"),
-            format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
-        )
-        .unwrap();
-        let out = run(work.path(), &["build", "--source", source]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+        let skill_docs = skill_documents_at_depth(source, depth);
         for k in 0..6 {
             let path = format!("skills/s{k}/SKILL.md");
-            let doc = docs
-                .iter()
-                .find(|d| d["path"] == path.as_str() && d["kind"] == "skill")
-                .unwrap();
+            let doc = &skill_docs[&path];
             let newest = repo.git(&["log", "-1", "--format=%H", "--", &path]);
             let back = commits.len() - 1 - commits.iter().position(|c| *c == newest).unwrap();
             let (commit, bounded) = if depth == 0 || back < depth {

@@ -53,6 +53,13 @@ fn search(work: &Path, cache: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `search` with `args`, which must succeed; its output as JSON.
+fn search_json(work: &Path, cache: &Path, args: &[&str]) -> Value {
+    let out = search(work, cache, args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
 #[test]
 fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index() {
     let repo = repo();
@@ -252,18 +259,11 @@ fn agents_get_descriptions_cut_at_1024_characters_without_control_characters() {
         assert!(text.ends_with('…'), "{what}");
         assert!(!text.chars().any(char::is_control), "{what}: {text:?}");
     };
-    let out = search(work.path(), cache.path(), &["merge pdf files", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits = search_json(work.path(), cache.path(), &["merge pdf files", "--json"]);
     fit(&hits[0]["description"], "search --json");
 
-    let out = search(
-        work.path(),
-        cache.path(),
-        &["merge pdf files", "--format", "topgun"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let adapter: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let topgun = ["merge pdf files", "--format", "topgun"];
+    let adapter = search_json(work.path(), cache.path(), &topgun);
     let result = &adapter["results"][0];
     fit(&result["description"], "search --format topgun");
     assert_eq!(
@@ -306,18 +306,11 @@ fn results_carry_what_a_skill_ships_and_the_rules_it_breaks() {
         "spec": {"conforms": false, "findings": [{"class": "name-mismatch", "line": 2}]},
     });
 
-    let out = search(work.path(), cache.path(), &["merge pdf files", "--json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits = search_json(work.path(), cache.path(), &["merge pdf files", "--json"]);
     assert_eq!(hits[0]["metadata"]["signals"], expected, "{hits:#}");
 
-    let out = search(
-        work.path(),
-        cache.path(),
-        &["merge pdf files", "--format", "topgun"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let adapter: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let topgun = ["merge pdf files", "--format", "topgun"];
+    let adapter = search_json(work.path(), cache.path(), &topgun);
     let result = &adapter["results"][0];
     assert_eq!(
         result["raw_metadata"]["data"]["signals"], expected,
