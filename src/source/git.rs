@@ -24,14 +24,19 @@ impl GitSource {
         self.repo.to_thread_local()
     }
 
+    /// A git error of this source, saying why.
+    pub(super) fn git_error(&self, why: impl std::fmt::Display) -> SourceError {
+        SourceError::Git {
+            source_name: self.display.clone(),
+            message: why.to_string(),
+        }
+    }
+
     /// The same repository and tree over an object database of its own:
     /// what it maps of the pack files is unmapped when it is dropped.
     pub(super) fn reopened(&self) -> Result<Self, SourceError> {
         let git_dir = self.repo.to_thread_local().git_dir().to_path_buf();
-        let repo = gix::open(&git_dir).map_err(|e| SourceError::Git {
-            source_name: self.display.clone(),
-            message: e.to_string(),
-        })?;
+        let repo = gix::open(&git_dir).map_err(|e| self.git_error(e))?;
         Ok(Self {
             repo: repo.into_sync(),
             tree: self.tree,
@@ -56,15 +61,11 @@ impl GitSource {
         if folder.is_empty() {
             return self.list();
         }
-        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
-            source_name: self.display.clone(),
-            message: e.to_string(),
-        };
         let repo = self.thread_local();
-        let tree = repo.find_tree(self.tree).map_err(|e| git_error(&e))?;
+        let tree = repo.find_tree(self.tree).map_err(|e| self.git_error(e))?;
         match tree
             .lookup_entry_by_path(folder)
-            .map_err(|e| git_error(&e))?
+            .map_err(|e| self.git_error(e))?
         {
             Some(found) if found.mode().is_tree() => {
                 self.list_from(found.object_id(), folder.as_bytes().to_vec())
@@ -79,11 +80,7 @@ impl GitSource {
     /// long backfill that lists only folders keeps no more).
     fn list_from(&self, start: gix::ObjectId, prefix: Vec<u8>) -> Result<Vec<Entry>, SourceError> {
         let whole = start == self.tree && prefix.is_empty();
-        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
-            source_name: self.display.clone(),
-            message: e.to_string(),
-        };
-        let mut cache = TREE_CACHE.lock().map_err(|e| git_error(&e))?;
+        let mut cache = TREE_CACHE.lock().map_err(|e| self.git_error(e))?;
         if whole {
             cache.generation += 1;
         }
@@ -109,7 +106,7 @@ impl GitSource {
                     let Some((_, repo)) = opened.as_ref() else {
                         continue;
                     };
-                    let items = decode_tree(repo, id).map_err(|e| git_error(&e))?;
+                    let items = decode_tree(repo, id).map_err(|e| self.git_error(e))?;
                     if whole {
                         cache.trees.insert(id, (items.clone(), generation));
                     }
@@ -215,13 +212,12 @@ fn decode_tree(
 impl GitSource {
     /// The entry at `path` of the tree, if it is a file or symlink.
     pub(super) fn find(&self, path: &str) -> Result<Option<Entry>, SourceError> {
-        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
-            source_name: self.display.clone(),
-            message: e.to_string(),
-        };
         let repo = self.thread_local();
-        let tree = repo.find_tree(self.tree).map_err(|e| git_error(&e))?;
-        let Some(found) = tree.lookup_entry_by_path(path).map_err(|e| git_error(&e))? else {
+        let tree = repo.find_tree(self.tree).map_err(|e| self.git_error(e))?;
+        let Some(found) = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| self.git_error(e))?
+        else {
             return Ok(None);
         };
         let Some(kind) = file_kind(found.mode()) else {

@@ -98,10 +98,6 @@ impl GitSource {
         known: Option<&KnownChanges>,
         depth: usize,
     ) -> Result<HashMap<String, Change>, SourceError> {
-        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
-            source_name: self.display.clone(),
-            message: e.to_string(),
-        };
         let mut unresolved: HashSet<&[u8]> = paths.iter().map(|p| p.as_bytes()).collect();
         let folders: HashSet<&[u8]> = paths
             .iter()
@@ -109,7 +105,6 @@ impl GitSource {
             .collect();
         let mut found = HashMap::with_capacity(paths.len());
         let known_at = known.and_then(|k| gix::ObjectId::from_hex(k.commit.as_bytes()).ok());
-        let repo = self.reopened()?.thread_local();
         let mut next = commit;
         let mut walked = 0usize;
         let mut run = FIRST_RUN;
@@ -118,6 +113,10 @@ impl GitSource {
                 0 => run,
                 depth => run.min(depth - walked),
             };
+            // Commits are read through a database of their own per run, like
+            // the diffs, so what it mapped of the packs is released as the
+            // walk goes (see `GitSource::list`).
+            let repo = self.reopened()?.thread_local();
             let (steps, end) = self
                 .run_of_steps(
                     &repo,
@@ -126,7 +125,7 @@ impl GitSource {
                     known_at,
                     depth > 0 && walked + budget == depth,
                 )
-                .map_err(|e| git_error(&e))?;
+                .map_err(|e| self.git_error(e))?;
             walked += steps.len();
             let changed = self.diff_steps(&steps, &unresolved, &folders)?;
             for (path, at) in changed {
@@ -227,10 +226,6 @@ impl GitSource {
         files: &HashSet<&[u8]>,
         folders: &HashSet<&[u8]>,
     ) -> Result<Changed, SourceError> {
-        let git_error = |e: &dyn std::fmt::Display| SourceError::Git {
-            source_name: self.display.clone(),
-            message: e.to_string(),
-        };
         let wanted = Wanted { files, folders };
         let share = steps.len().div_ceil(WALK_THREADS).max(1);
         let results: Vec<Result<Changed, SourceError>> = std::thread::scope(|scope| {
@@ -253,7 +248,7 @@ impl GitSource {
                                 wanted,
                                 &mut paths,
                             )
-                            .map_err(|e| git_error(&e))?;
+                            .map_err(|e| self.git_error(e))?;
                             let at = part * share + i;
                             changed.extend(paths.into_iter().map(|p| (p, at)));
                         }
@@ -265,7 +260,7 @@ impl GitSource {
                 .into_iter()
                 .map(|h| {
                     h.join()
-                        .unwrap_or_else(|_| Err(git_error(&"a history walk thread panicked")))
+                        .unwrap_or_else(|_| Err(self.git_error("a history walk thread panicked")))
                 })
                 .collect()
         });

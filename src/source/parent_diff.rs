@@ -36,12 +36,8 @@ impl GitSource {
         &self,
         commit: gix::ObjectId,
     ) -> Result<Option<ParentChanges>, SourceError> {
-        let git_error = |message: String| SourceError::Git {
-            source_name: self.display.clone(),
-            message,
-        };
         let repo = self.thread_local();
-        let (_, tree, parent) = commit_parts(&repo, commit).map_err(git_error)?;
+        let (_, tree, parent) = commit_parts(&repo, commit).map_err(|e| self.git_error(e))?;
         let Some(parent) = parent else {
             return Ok(None);
         };
@@ -56,7 +52,7 @@ impl GitSource {
             &mut Vec::new(),
             &mut files,
         )
-        .map_err(git_error)?;
+        .map_err(|e| self.git_error(e))?;
         Ok(Some(ParentChanges {
             parent: parent.to_string(),
             files,
