@@ -13,6 +13,14 @@ use agentfinder_skills::config::WalkConfig;
 use agentfinder_skills::source::{open, Fetching, SourceSpec};
 use agentfinder_skills::walk::{skill_entries, WalkRules};
 
+/// The value, or the error printed and exit status 1.
+fn or_exit<T, E: std::fmt::Display>(result: Result<T, E>) -> T {
+    result.unwrap_or_else(|e| {
+        eprintln!("history_dating: {e}");
+        std::process::exit(1)
+    })
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -32,32 +40,14 @@ fn main() {
         default_branch: "main".into(),
         connect_timeout: std::time::Duration::from_secs(10),
     };
-    let snapshot = match open(&SourceSpec::parse(repo), None, &fetching) {
-        Ok(snapshot) => snapshot,
-        Err(e) => {
-            eprintln!("history_dating: {e}");
-            std::process::exit(1);
-        }
-    };
-    let rules = match WalkRules::new(&walk.include, &walk.exclude_dirs) {
-        Ok(rules) => rules,
-        Err(e) => {
-            eprintln!("history_dating: {e}");
-            std::process::exit(1);
-        }
-    };
-    let entries = snapshot.list().unwrap_or_default();
+    let snapshot = or_exit(open(&SourceSpec::parse(repo), None, &fetching));
+    let rules = or_exit(WalkRules::new(&walk.include, &walk.exclude_dirs));
+    let entries = or_exit(snapshot.list());
     let skills = skill_entries(&entries, &rules);
     let paths: Vec<&str> = skills.iter().map(|e| e.path.as_str()).collect();
     for depth in depths {
         let started = Instant::now();
-        let changes = match snapshot.last_changed(&paths, None, depth) {
-            Ok(changes) => changes,
-            Err(e) => {
-                eprintln!("history_dating: {e}");
-                std::process::exit(1);
-            }
-        };
+        let changes = or_exit(snapshot.last_changed(&paths, None, depth));
         let seconds = started.elapsed().as_secs_f64();
         let bounded = changes.values().filter(|c| c.at_or_before).count();
         println!(

@@ -81,7 +81,7 @@ impl BuildContext {
             return String::new();
         };
         let encoded = encode_path(path);
-        let dir = encode_path(path.rsplit_once('/').map_or("", |(d, _)| d));
+        let dir = encode_path(crate::supporting_files::folder_of(path));
         template
             .replace("{repo}", &self.repo)
             .replace("{commit}", &self.commit)

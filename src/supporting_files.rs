@@ -11,23 +11,25 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use agentfinder_skills_reader::contract::{Ships, MAX_SUPPORTING_FILES};
 use sha2::{Digest, Sha256};
 
-/// The folder a skill file is in (`""` at the root).
-pub fn folder_of(skill_path: &str) -> &str {
-    skill_path.rsplit_once('/').map_or("", |(folder, _)| folder)
+use crate::walk::WalkRules;
+
+/// The folder a file is in (`""` at the root).
+pub fn folder_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(folder, _)| folder)
 }
 
 /// The files of each folder of `skills` (SKILL.md paths), relative to it
 /// and in path order, out of `listing` (every path of the tree, or of the
-/// skills' folders). `is_skill_file` says which paths are skill files: a
-/// folder holding one is a skill folder, and its files are not its
-/// parents'. Paths with a folder of `exclude_dirs` below the skill's are
-/// left out.
+/// skills' folders). `rules` say which paths are skill files (a folder
+/// holding one is a skill folder, and its files are not its parents') and
+/// which folders are never entered (paths through one below the skill's
+/// folder are left out).
 pub fn folder_files<'a>(
     skills: &[&str],
     listing: impl IntoIterator<Item = &'a str>,
-    is_skill_file: impl Fn(&str) -> bool,
-    exclude_dirs: &[String],
+    rules: &WalkRules,
 ) -> HashMap<String, Vec<String>> {
+    let is_skill_file = |path: &str| rules.matches(path);
     let listing: Vec<&str> = listing.into_iter().collect();
     let skill_files: HashSet<&str> = skills.iter().copied().collect();
     let skill_folders: HashSet<&str> = listing
@@ -49,8 +51,7 @@ pub fn folder_files<'a>(
             "" => path,
             folder => &path[folder.len() + 1..],
         };
-        let mut below = relative.split('/').rev().skip(1);
-        if below.any(|dir| exclude_dirs.iter().any(|x| x == dir)) {
+        if rules.in_excluded_folder(relative) {
             continue;
         }
         by_folder
@@ -135,8 +136,8 @@ pub fn digest(files: &[String]) -> String {
 mod tests {
     use super::*;
 
-    fn is_skill(path: &str) -> bool {
-        path == "SKILL.md" || path.ends_with("/SKILL.md")
+    fn rules() -> WalkRules {
+        WalkRules::new(&["**/SKILL.md".to_string()], &["node_modules".to_string()]).unwrap()
     }
 
     #[test]
@@ -156,7 +157,7 @@ mod tests {
             "skills/pdf/forms/SKILL.md",
             "skills/docx/SKILL.md",
         ];
-        let files = folder_files(&skills, listing, is_skill, &["node_modules".to_string()]);
+        let files = folder_files(&skills, listing, &rules());
         assert_eq!(
             files["skills/pdf/SKILL.md"],
             ["reference.md", "scripts/merge.py"]
@@ -173,7 +174,7 @@ mod tests {
             "other/SKILL.md",
             "other/notes.txt",
         ];
-        let files = folder_files(&["SKILL.md", "other/SKILL.md"], listing, is_skill, &[]);
+        let files = folder_files(&["SKILL.md", "other/SKILL.md"], listing, &rules());
         assert_eq!(files["SKILL.md"], ["scripts/run.sh"]);
         assert_eq!(files["other/SKILL.md"], ["notes.txt"]);
     }

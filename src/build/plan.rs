@@ -69,12 +69,7 @@ pub(super) fn list_tree(
     let paths: Vec<&str> = skills.iter().map(|e| e.path.as_str()).collect();
     let known = base.as_ref().map(Base::known_changes);
     let changes = snapshot.last_changed(&paths, known, config.walk.history_depth)?;
-    let folder_files = folder_files(
-        &paths,
-        entries.iter().map(|e| e.path.as_str()),
-        |path| rules.matches(path),
-        &config.walk.exclude_dirs,
-    );
+    let folder_files = folder_files(&paths, entries.iter().map(|e| e.path.as_str()), rules);
     let files: Vec<Entry> = skills.into_iter().cloned().collect();
     Ok(Plan {
         files,
@@ -179,7 +174,7 @@ pub(super) fn patch_parent(
         })
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let folder_files = list_folders(snapshot, &files, rules, config)?;
+    let folder_files = list_folders(snapshot, &files, rules)?;
     let found = format!(
         "found {} skill files: {} changed since {}, {} as they were",
         carried.len() + files.len(),
@@ -204,7 +199,6 @@ fn list_folders(
     snapshot: &Snapshot,
     files: &[Entry],
     rules: &WalkRules,
-    config: &Config,
 ) -> Result<HashMap<String, Vec<String>>, BuildError> {
     let mut by_folder: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for file in files {
@@ -219,8 +213,7 @@ fn list_folders(
         found.extend(folder_files(
             &skills,
             listing.iter().map(|e| e.path.as_str()),
-            |path| rules.matches(path),
-            &config.walk.exclude_dirs,
+            rules,
         ));
     }
     Ok(found)

@@ -389,15 +389,12 @@ impl Snapshot {
                 .into_iter()
                 .map(|(path, time)| {
                     let commit = self.version.id.clone();
-                    let at_or_before = false;
-                    (
-                        path,
-                        Change {
-                            commit,
-                            time,
-                            at_or_before,
-                        },
-                    )
+                    let change = Change {
+                        commit,
+                        time,
+                        at_or_before: false,
+                    };
+                    (path, change)
                 })
                 .collect()),
         }
