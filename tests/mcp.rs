@@ -26,20 +26,9 @@ fn mcp_python() -> Option<PathBuf> {
         .args(["-c", "import mcp.client"])
         .output()
         .is_ok_and(|out| out.status.success());
-    if has_sdk {
-        Some(python)
-    } else if std::env::var_os(REQUIRE_MCP_ENV).is_some_and(|v| v == "1") {
-        panic!(
-            "{} has no `mcp` package and {REQUIRE_MCP_ENV}=1",
-            python.display()
-        );
-    } else {
-        eprintln!(
-            "skipped: {} has no `mcp` package (pip install mcp, or set AGENTFINDER_MCP_PYTHON)",
-            python.display()
-        );
-        None
-    }
+    let missing = format!("{} has no `mcp` package", python.display());
+    let hint = "pip install mcp, or set AGENTFINDER_MCP_PYTHON";
+    present_or_skipped(has_sdk.then_some(python), REQUIRE_MCP_ENV, &missing, hint)
 }
 
 /// Two collections in one store: `docs` (PDF and Word skills) and `ops`.

@@ -105,20 +105,33 @@ pub fn model_dir() -> Option<PathBuf> {
         .unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2")
         });
-    if dir.join("model.safetensors").is_file() {
-        Some(dir)
-    } else if std::env::var_os(REQUIRE_MODEL_ENV).is_some_and(|v| v == "1") {
-        panic!(
-            "no model in {} and {REQUIRE_MODEL_ENV}=1: run scripts/fetch-model.sh",
-            dir.display()
-        );
-    } else {
-        eprintln!(
-            "skipped: no model in {} (run scripts/fetch-model.sh)",
-            dir.display()
-        );
-        None
+    let missing = format!("no model in {}", dir.display());
+    let found = dir.join("model.safetensors").is_file().then_some(dir);
+    present_or_skipped(
+        found,
+        REQUIRE_MODEL_ENV,
+        &missing,
+        "run scripts/fetch-model.sh",
+    )
+}
+
+/// `found`, else `None` after saying the test is skipped because of
+/// `missing` (and what to do: `hint`), or a panic when `require_env` is
+/// set to 1 (where CI installed the piece, a skip would hide its absence).
+pub fn present_or_skipped<T>(
+    found: Option<T>,
+    require_env: &str,
+    missing: &str,
+    hint: &str,
+) -> Option<T> {
+    if found.is_some() {
+        return found;
     }
+    if std::env::var_os(require_env).is_some_and(|v| v == "1") {
+        panic!("{missing} and {require_env}=1: {hint}");
+    }
+    eprintln!("skipped: {missing} ({hint})");
+    None
 }
 
 /// Runs the binary in `cwd` (no pipeline.toml there, so defaults apply).
