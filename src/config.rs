@@ -118,6 +118,12 @@ pub struct EmbedConfig {
     pub max_tokens: usize,
     /// Texts per forward pass.
     pub batch_size: usize,
+    /// Most sections of one skill that get a vector of their own, besides
+    /// the skill's own (name and description): those with the most text.
+    /// The others are found by their keywords and through their skill's
+    /// vector. 0: every section. What makes a first embed of a large
+    /// collection fit a scheduled job (docs/embeddings.md).
+    pub sections_per_skill: usize,
     /// Where the model runs.
     pub device: EmbedDevice,
 }
@@ -136,6 +142,7 @@ impl Default for EmbedConfig {
             share_every_seconds: 600,
             max_tokens: 256,
             batch_size: 8,
+            sections_per_skill: 0,
             device: EmbedDevice::Auto,
         }
     }
@@ -647,6 +654,7 @@ impl Config {
             device: self.embed.device,
             max_tokens: self.embed.max_tokens,
             batch_size: self.embed.batch_size,
+            sections_per_skill: self.embed.sections_per_skill,
         })
     }
 
@@ -667,7 +675,7 @@ impl Config {
     /// sha256 of everything that shapes the documents (not where they are
     /// read from or written to).
     pub fn digest(&self) -> String {
-        let shaping = serde_json::json!({
+        let mut shaping = serde_json::json!({
             "source": self.source_id(),
             "repo": self.source.repo,
             "walk": self.walk,
@@ -678,6 +686,10 @@ impl Config {
             "index": self.output.index,
             "embed": [self.embed.enabled, &self.embed.model, &self.embed.revision, self.embed.max_tokens],
         });
+        // Only when set, so builds without a budget keep their digests.
+        if self.embed.enabled && self.embed.sections_per_skill > 0 {
+            shaping["embed_sections_per_skill"] = self.embed.sections_per_skill.into();
+        }
         hex::encode(Sha256::digest(shaping.to_string().as_bytes()))
     }
 }

@@ -533,3 +533,78 @@ fn a_text_two_skills_share_is_embedded_once() {
     };
     assert_eq!(of("s/pdf/SKILL.md"), of("copies/pdf/SKILL.md"));
 }
+
+#[test]
+fn a_budget_of_sections_embeds_each_skills_longest_and_opts_the_others_out() {
+    let Some(dir) = model_dir() else { return };
+    let mut repo = GitRepo::new();
+    repo.write(
+        "s/pdf/SKILL.md",
+        skill(
+            "pdf",
+            "Read PDF files",
+            "# Pdf\n\n## Merge\n\nMerge PDFs.\n\n## Split\n\nSplit a PDF into one file per page, keeping bookmarks and the outline of each part.\n",
+        ),
+    );
+    repo.write(
+        "s/gif/SKILL.md",
+        skill("gif", "Make looping GIFs", "# Frames\n\nDraw frames.\n"),
+    );
+    repo.commit("one");
+    let work = tempfile::tempdir().unwrap();
+    let config = config_with_model(&dir, work.path());
+    let toml = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{toml}sections_per_skill = 1\n")).unwrap();
+    let out = build(work.path(), &config, repo.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Two skill documents and one section of each: four texts embedded.
+    let vectors = field(&stdout(&out), "vectors");
+    assert!(vectors.starts_with("4+0cached("), "{vectors}");
+    let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+    let embedded = |doc: &serde_json::Value| {
+        let default = &doc["_vectors"]["default"];
+        assert!(
+            default.is_null() || default["embeddings"].as_array().unwrap().len() == 384,
+            "{doc}"
+        );
+        !default.is_null()
+    };
+    let with_vectors: Vec<String> = docs
+        .iter()
+        .filter(|d| embedded(d))
+        .map(|d| format!("{}:{}", d["skill"], d["title"].as_str().unwrap_or("-")))
+        .collect();
+    assert_eq!(
+        with_vectors.len(),
+        4,
+        "skill documents and the longest section of each: {with_vectors:?}"
+    );
+    assert!(
+        with_vectors.contains(&"\"pdf\":Split".to_string()),
+        "{with_vectors:?}"
+    );
+    assert!(
+        with_vectors.contains(&"\"gif\":Frames".to_string()),
+        "{with_vectors:?}"
+    );
+    // The others opt out with Meilisearch's `null` (a user-provided
+    // embedder refuses a document with no `_vectors` at all).
+    assert_eq!(docs.len(), 6);
+    assert!(docs.iter().all(|d| d["_vectors"].get("default").is_some()));
+    let manifest = read_json(work.path().join("artifacts/latest/manifest.json"));
+    assert_eq!(manifest["embedder"]["sections_per_skill"], 1);
+
+    // The embedded engine still finds a section without a vector by its
+    // words, and ranks with the vectors there are.
+    let out = binary()
+        .args(["search", "merge pdfs", "--json", "--config"])
+        .arg(&config)
+        .current_dir(work.path())
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", work.path().join("engine-cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits[0]["displayName"], "pdf", "{hits}");
+}

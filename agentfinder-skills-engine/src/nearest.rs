@@ -106,7 +106,9 @@ impl Vectors<'_> {
     /// every vector: the Hamming distance of each row's sign bits to the
     /// query's picks `shortlist` candidates (at least `k`), their codes
     /// rank them, and the best [`RESCORED`]` * k` are scored exactly. Rows
-    /// `keep` refuses (when given) are never returned. A row the exact
+    /// `keep` refuses (when given) are never returned, nor rows without a
+    /// vector (all zeros: a document the build left unembedded, whose
+    /// cosine says nothing of it). A row the exact
     /// scan would rank in the top `k` is missed only when its bits are
     /// farther than `shortlist` others', or its code score is below
     /// `RESCORED * k` others'. Scores are exact.
@@ -137,6 +139,8 @@ impl Vectors<'_> {
         let mut query_codes = Vec::with_capacity(dimensions);
         push_codes(query, &mut query_codes);
         let mut coded = score_codes(&shortlisted, self.codes, self.scales, &query_codes);
+        // A zero vector's code scale is 0 ([`push_codes`]).
+        coded.retain(|&(row, _)| self.scales.get(row as usize).is_some_and(|&s| s > 0.0));
         let rescored = k.saturating_mul(RESCORED);
         if coded.len() > rescored {
             coded.select_nth_unstable_by(rescored - 1, |a, b| b.1.total_cmp(&a.1));
@@ -589,6 +593,21 @@ mod tests {
         assert!(vectors
             .nearest_shortlisted(&query[1..], 10, 100, None)
             .is_empty());
+    }
+
+    #[test]
+    fn rows_without_a_vector_are_never_returned() {
+        let dimensions = 64;
+        let mut exact = unit_vectors(40, dimensions);
+        // Rows 10..40 have no vector: zeros, as the local index writes them.
+        exact[10 * dimensions..].iter_mut().for_each(|x| *x = 0.0);
+        let encoded = Encoded::new(exact, dimensions);
+        let found = encoded
+            .view()
+            .nearest_shortlisted(encoded.row(0), 20, 40, None);
+        // Ten rows have a vector, so ten are found, however many are asked.
+        assert_eq!(found.len(), 10, "{found:?}");
+        assert!(found.iter().all(|(row, _)| *row < 10), "{found:?}");
     }
 
     #[test]

@@ -270,6 +270,12 @@ pub struct EmbedderInfo {
     pub max_tokens: usize,
     /// Text template embedded per document kind.
     pub templates: BTreeMap<String, String>,
+    /// When set, at most this many sections of a skill have a vector (those
+    /// with the most text); every other section's `_vectors` names the
+    /// embedder with `null` (Meilisearch's opt-out). Absent: every document
+    /// has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sections_per_skill: Option<usize>,
 }
 
 /// One line of `hf-skills.ndjson`: a skill, or one chunk of a section.

@@ -85,6 +85,19 @@ impl SentenceModel {
         })
     }
 
+    /// How many tokens of each text the model reads (after truncation to
+    /// the window): what a forward pass costs, which the length in bytes
+    /// only approximates (a CJK character is one to three tokens, an
+    /// English word about one).
+    pub fn token_lengths(&self, texts: &[String]) -> Result<Vec<usize>, ModelError> {
+        let mut tokenizer = self.tokenizer.clone();
+        tokenizer.with_padding(None);
+        let encodings = tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| ModelError::Inference(e.to_string()))?;
+        Ok(encodings.iter().map(|e| e.get_ids().len()).collect())
+    }
+
     /// One normalised vector per text.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
         if texts.is_empty() {
