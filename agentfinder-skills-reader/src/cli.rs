@@ -354,6 +354,10 @@ pub struct EvalArgs {
     /// holds others as distractors, whose copies of a skill do not count.
     #[arg(long, value_name = "ID,...", value_delimiter = ',')]
     pub answer_sources: Vec<String>,
+    /// Also list each mode's misses: queries whose right answer is not in
+    /// the first three, with the three that ranked first (always in --json).
+    #[arg(long)]
+    pub misses: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -905,15 +909,17 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
             "keyword".to_string(),
             report.keyword,
             &report.keyword_by_kind,
+            &report.keyword_misses,
         ))
         .chain(report.hybrid.iter().map(|h| {
             (
                 format!("hybrid {:.2}", h.semantic_ratio),
                 h.scores,
                 &h.by_kind,
+                &h.misses,
             )
         }));
-        for (mode, s, by_kind) in rows {
+        for (mode, s, by_kind, misses) in rows {
             outln!(
                 "{mode:<12} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3} {:>18}",
                 s.queries,
@@ -936,6 +942,18 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
                         k.top1,
                         k.top3,
                         k.mrr
+                    );
+                }
+            }
+            if args.misses {
+                for miss in misses {
+                    outln!(
+                        "  miss [{}] {:?}: {}; first: {}",
+                        miss.kind,
+                        miss.query,
+                        miss.rank
+                            .map_or("not in the first 10".to_string(), |r| format!("rank {r}")),
+                        miss.ahead.join(", ")
                     );
                 }
             }

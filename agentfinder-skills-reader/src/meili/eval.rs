@@ -57,6 +57,20 @@ pub struct EvalScores {
     pub answerable_flagged: Option<f64>,
 }
 
+/// An answerable query whose right answer was not in the first three:
+/// what an operator reads to learn why a ranking falls short.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvalMiss {
+    /// The query.
+    pub query: String,
+    /// Its kind.
+    pub kind: String,
+    /// Rank of the first right answer, from 1 (`None`: not in the first 10).
+    pub rank: Option<usize>,
+    /// The first three results, as `source:skill`.
+    pub ahead: Vec<String>,
+}
+
 /// How often searches called their best hit "no good match".
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Flags {
@@ -89,6 +103,8 @@ pub struct HybridScores {
     pub scores: EvalScores,
     /// The same, per kind of query.
     pub by_kind: BTreeMap<String, EvalScores>,
+    /// Queries answered below the first three, or not at all.
+    pub misses: Vec<EvalMiss>,
 }
 
 /// Keyword search against hybrid search at each semantic ratio asked for.
@@ -100,6 +116,8 @@ pub struct EvalReport {
     pub keyword: EvalScores,
     /// The same, per kind of query.
     pub keyword_by_kind: BTreeMap<String, EvalScores>,
+    /// Queries keyword search answered below the first three, or not at all.
+    pub keyword_misses: Vec<EvalMiss>,
     /// Hybrid search, one entry per ratio, in the order asked.
     pub hybrid: Vec<HybridScores>,
 }
@@ -154,29 +172,38 @@ where
     F: Fn(String, Option<f32>) -> Fut,
     Fut: Future<Output = Result<super::SearchResponse, E>>,
 {
-    let (keyword, keyword_by_kind) = run_queries(&search, None, queries).await?;
+    let keyword = run_queries(&search, None, queries).await?;
     let mut hybrid = Vec::new();
     for &ratio in ratios {
-        let (scores, by_kind) = run_queries(&search, Some(ratio), queries).await?;
+        let run = run_queries(&search, Some(ratio), queries).await?;
         hybrid.push(HybridScores {
             semantic_ratio: ratio,
-            scores,
-            by_kind,
+            scores: run.scores,
+            by_kind: run.by_kind,
+            misses: run.misses,
         });
     }
     Ok(EvalReport {
         engine: engine.to_string(),
-        keyword,
-        keyword_by_kind,
+        keyword: keyword.scores,
+        keyword_by_kind: keyword.by_kind,
+        keyword_misses: keyword.misses,
         hybrid,
     })
+}
+
+/// What one mode's run of the queries scored.
+struct Run {
+    scores: EvalScores,
+    by_kind: BTreeMap<String, EvalScores>,
+    misses: Vec<EvalMiss>,
 }
 
 async fn run_queries<F, Fut, E>(
     search: &F,
     ratio: Option<f32>,
     queries: &[EvalQuery],
-) -> Result<(EvalScores, BTreeMap<String, EvalScores>), E>
+) -> Result<Run, E>
 where
     F: Fn(String, Option<f32>) -> Fut,
     Fut: Future<Output = Result<super::SearchResponse, E>>,
@@ -195,7 +222,11 @@ where
         .into_iter()
         .map(|(kind, tally)| (kind, tally.scores()))
         .collect();
-    Ok((all.scores(), by_kind))
+    Ok(Run {
+        scores: all.scores(),
+        by_kind,
+        misses: all.misses,
+    })
 }
 
 /// What a set of queries' searches gave.
@@ -206,6 +237,7 @@ struct Tally {
     /// Best score of each query with no answer.
     no_answer: Vec<f64>,
     flags: Flags,
+    misses: Vec<EvalMiss>,
 }
 
 impl Tally {
@@ -213,13 +245,25 @@ impl Tally {
         let answerable = !query.expect.is_empty();
         self.flags.count(answerable, response.strength);
         if answerable {
-            self.ranks.push(
-                response
-                    .results
-                    .iter()
-                    .take(10)
-                    .position(|r| query.answered_by(r)),
-            );
+            let rank = response
+                .results
+                .iter()
+                .take(10)
+                .position(|r| query.answered_by(r));
+            if rank.is_none_or(|r| r >= 3) {
+                self.misses.push(EvalMiss {
+                    query: query.query.clone(),
+                    kind: query.kind.clone(),
+                    rank: rank.map(|r| r + 1),
+                    ahead: response
+                        .results
+                        .iter()
+                        .take(3)
+                        .map(|r| format!("{}:{}", r.metadata.source_id, r.metadata.skill))
+                        .collect(),
+                });
+            }
+            self.ranks.push(rank);
         } else {
             self.no_answer
                 .push(response.results.first().map_or(0.0, |r| r.score));
@@ -266,6 +310,7 @@ mod tests {
                 ..Default::default()
             },
             by_kind: BTreeMap::new(),
+            misses: Vec::new(),
         }
     }
 
@@ -275,6 +320,7 @@ mod tests {
             engine: "test".into(),
             keyword: EvalScores::default(),
             keyword_by_kind: BTreeMap::new(),
+            keyword_misses: Vec::new(),
             hybrid,
         };
         let r = report(vec![
@@ -317,6 +363,47 @@ mod tests {
         query.sources = vec!["anthropics".into()];
         assert!(!query.answered_by(&result("copies", "pdf")));
         assert!(query.answered_by(&result("anthropics", "pdf")));
+    }
+
+    #[test]
+    fn a_query_answered_below_the_first_three_is_a_miss_with_what_ranked_first() {
+        let response = |skills: &[&str]| super::super::SearchResponse {
+            results: skills
+                .iter()
+                .map(|skill| {
+                    serde_json::from_value(serde_json::json!({
+                        "identifier": skill, "displayName": skill, "description": "",
+                        "mediaType": "m", "url": "", "score": 1.0,
+                        "metadata": {"source": "o/r", "sourceType": "embedded", "skill": skill,
+                                     "path": "p", "skillKey": skill, "sourceId": "s",
+                                     "commit": "c", "rankingScore": 1.0, "kind": "skill"}
+                    }))
+                    .unwrap()
+                })
+                .collect(),
+            documents: Vec::new(),
+            fallback: None,
+            strength: None,
+            sections: Vec::new(),
+        };
+        let query = |text: &str| EvalQuery {
+            query: text.into(),
+            expect: vec!["pdf".into()],
+            kind: "plain".into(),
+            sources: Vec::new(),
+        };
+        let mut tally = Tally::default();
+        tally.record(&query("third"), &response(&["a", "b", "pdf", "c"]));
+        tally.record(&query("fourth"), &response(&["a", "b", "c", "pdf"]));
+        tally.record(&query("absent"), &response(&["a", "b"]));
+        let misses: Vec<(&str, Option<usize>)> = tally
+            .misses
+            .iter()
+            .map(|m| (m.query.as_str(), m.rank))
+            .collect();
+        assert_eq!(misses, [("fourth", Some(4)), ("absent", None)]);
+        assert_eq!(tally.misses[0].ahead, ["s:a", "s:b", "s:c"]);
+        assert_eq!(tally.misses[1].ahead, ["s:a", "s:b"]);
     }
 
     #[test]

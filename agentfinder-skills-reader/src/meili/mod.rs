@@ -19,7 +19,8 @@ use std::time::Duration;
 use meilisearch_sdk::client::Client;
 
 pub use eval::{
-    evaluate, evaluate_with, scores, EvalQuery, EvalReport, EvalScores, Flags, HybridScores,
+    evaluate, evaluate_with, scores, EvalMiss, EvalQuery, EvalReport, EvalScores, Flags,
+    HybridScores,
 };
 pub use health::{health, ping, HealthReport};
 pub use load::{load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
