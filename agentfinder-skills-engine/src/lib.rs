@@ -17,13 +17,14 @@
 
 pub mod batches;
 pub mod cache;
+pub mod collapse;
 pub mod local_index;
 pub mod nearest;
 pub mod rank;
 pub mod turns;
 pub mod typo;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -95,6 +96,15 @@ fn is_name_field(field: Field, fields: &[Field; 8]) -> bool {
 /// of f32 a query).
 pub const SHORTLIST: usize = 2_000;
 
+/// Other locations of a result's copies listed in its `also_at`.
+pub const ALSO_AT: usize = 20;
+
+/// Most skills a query that is a name puts first.
+const NAMED: usize = 20;
+
+/// Members of a result whose documents are read to choose the one shown.
+const MEMBERS_READ: usize = 50;
+
 /// How to search.
 #[derive(Debug, Clone, Default)]
 pub struct EngineQuery<'a> {
@@ -129,6 +139,7 @@ struct Inner {
     offsets: memmap2::Mmap,
     source_rows: memmap2::Mmap,
     skill_rows: memmap2::Mmap,
+    card_rows: memmap2::Mmap,
     vectors: Option<VectorFiles>,
 }
 
@@ -203,6 +214,7 @@ impl Engine {
                 offsets: map("offsets.bin")?,
                 source_rows: map("sources.bin")?,
                 skill_rows: map("skills.bin")?,
+                card_rows: map("cards.bin")?,
                 vectors,
                 meta,
             }),
@@ -252,49 +264,35 @@ impl Engine {
             f64::from(query.semantic_ratio.clamp(0.0, 1.0))
         };
         let fused = rank::fuse(&[(&keyword, 1.0 - ratio), (&vector, ratio)]);
-        let mut seen = HashSet::new();
-        let mut documents = Vec::with_capacity(limit);
-        // Per skill kept (by its position), the rows of its best sections.
-        let mut section_rows: HashMap<u64, (usize, Vec<(u32, f64)>)> = HashMap::new();
-        // One per skill, chosen on the skill digests; only the documents
-        // kept are read.
-        for (row, score) in fused {
-            let Some(skill) = self.skill_of(row) else {
+        let fused = collapse::name_first(fused, &self.named_rows(query)?);
+        let slots = collapse::group(
+            &fused,
+            limit,
+            |row| self.skill_of(row),
+            |row| self.card_of(row),
+        );
+        let mut documents = Vec::with_capacity(slots.len());
+        let mut sections = Vec::new();
+        for slot in &slots {
+            let Some((doc, shown)) = self.slot_document(slot) else {
                 continue;
             };
-            if !seen.insert(skill) {
-                if let Some((_, rows)) = section_rows.get_mut(&skill) {
-                    if rows.len() < query.sections {
-                        rows.push((row, score));
-                    }
-                }
-                continue;
+            if query.sections > 0 {
+                // The shown skill's best documents, its sections only.
+                sections.push(
+                    fused
+                        .iter()
+                        .filter(|(row, _)| self.skill_of(*row) == Some(shown))
+                        .take(query.sections)
+                        .filter_map(|&(row, score)| Some((self.document(row)?, score)))
+                        .filter(|(doc, _)| {
+                            doc.get("kind").and_then(Value::as_str)
+                                == Some(agentfinder_skills_reader::contract::KIND_SECTION)
+                        })
+                        .collect(),
+                );
             }
-            if documents.len() == limit {
-                if query.sections == 0 {
-                    break;
-                }
-                continue;
-            }
-            if let Some(doc) = self.document(row) {
-                if query.sections > 0 {
-                    section_rows.insert(skill, (documents.len(), vec![(row, score)]));
-                }
-                documents.push((doc, score));
-            }
-        }
-        // One list per document kept when sections were asked for (each
-        // has its entry in section_rows), none otherwise.
-        let mut sections = vec![Vec::new(); section_rows.len()];
-        for (at, rows) in section_rows.into_values() {
-            sections[at] = rows
-                .into_iter()
-                .filter_map(|(row, score)| Some((self.document(row)?, score)))
-                .filter(|(doc, _)| {
-                    doc.get("kind").and_then(Value::as_str)
-                        == Some(agentfinder_skills_reader::contract::KIND_SECTION)
-                })
-                .collect();
+            documents.push((doc, slot.score()));
         }
         let fallback = match (query.vector, &self.inner.vectors) {
             (None, Some(_)) if query.semantic_ratio > 0.0 => {
@@ -486,6 +484,89 @@ impl Engine {
         let at = row as usize * 8;
         let bytes = self.inner.skill_rows.get(at..at + 8)?;
         Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+
+    fn card_of(&self, row: u32) -> Option<u64> {
+        let at = row as usize * 8;
+        let bytes = self.inner.card_rows.get(at..at + 8)?;
+        Some(u64::from_le_bytes(bytes.try_into().ok()?))
+    }
+
+    /// The document a result shows, and its skill: the best row of the
+    /// slot's [`collapse::representative`], with the other copies'
+    /// locations in `also_at` (at most [`ALSO_AT`]).
+    fn slot_document(&self, slot: &collapse::Slot) -> Option<(Value, u64)> {
+        let considered = &slot.members[..slot.members.len().min(MEMBERS_READ)];
+        let docs: Vec<Option<Value>> = if considered.len() > 1 {
+            considered.iter().map(|m| self.document(m.row)).collect()
+        } else {
+            Vec::new()
+        };
+        let shown = if docs.is_empty() {
+            0
+        } else {
+            collapse::representative(considered, |row| {
+                let at = considered.iter().position(|m| m.row == row)?;
+                let doc = docs.get(at)?.as_ref()?;
+                Some(doc.get("last_updated")?.as_str()?.to_string())
+            })
+        };
+        let member = considered.get(shown)?;
+        let mut doc = match docs.get(shown) {
+            Some(Some(doc)) => doc.clone(),
+            _ => self.document(member.row)?,
+        };
+        let also_at: Vec<Value> = docs
+            .iter()
+            .enumerate()
+            .filter(|(at, _)| *at != shown)
+            .filter_map(|(_, doc)| doc.as_ref())
+            .take(ALSO_AT)
+            .map(|other| {
+                let field = |key: &str| other.get(key).cloned().unwrap_or(Value::Null);
+                serde_json::json!({
+                    "source_id": field("source"),
+                    "repo": field("repo"),
+                    "path": field("path"),
+                    "url": field("url"),
+                })
+            })
+            .collect();
+        if let (false, Some(object)) = (also_at.is_empty(), doc.as_object_mut()) {
+            object.insert("also_at".to_string(), Value::Array(also_at));
+        }
+        Some((doc, member.skill))
+    }
+
+    /// The skill documents of the skills whose name is the query's
+    /// ([`collapse::name_key`]), within the query's source.
+    fn named_rows(&self, query: &EngineQuery<'_>) -> Result<Vec<u32>, EngineError> {
+        let key = collapse::name_key(query.text);
+        if key.is_empty() {
+            return Ok(Vec::new());
+        }
+        let term = Term::from_field_text(self.inner.fields.name, &key);
+        let matched = self.within_source(
+            Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+            query.source,
+        );
+        let searcher = self.inner.reader.searcher();
+        let hits = searcher
+            .search(&matched, &TopDocs::with_limit(NAMED).order_by_score())
+            .map_err(EngineError::index)?;
+        let mut rows = Vec::with_capacity(hits.len());
+        for (_, address) in hits {
+            let column = searcher
+                .segment_reader(address.segment_ord)
+                .fast_fields()
+                .u64("row")
+                .map_err(EngineError::index)?;
+            if let Some(row) = column.first(address.doc_id) {
+                rows.push(row as u32);
+            }
+        }
+        rows.sort_unstable();
+        Ok(rows)
     }
 
     fn source_of(&self, row: u32) -> Option<usize> {

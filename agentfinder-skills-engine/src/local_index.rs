@@ -7,6 +7,8 @@
 //! <cache>/<key>/sources.bin     u16 per row: its source, an index into meta.json's list
 //! <cache>/<key>/skills.bin      u64 per row: a digest of its skill key (one hit per skill
 //!                               is chosen without reading documents)
+//! <cache>/<key>/cards.bin       u64 per row: a digest of its skill's card (name and
+//!                               description: copies share it; [`crate::collapse`])
 //! <cache>/<key>/vectors.f32     dimensions f32 per row (zeros for a row without one)
 //! <cache>/<key>/vectors.sign    the sign bits of each row's vector, in u64 words
 //!                               (the shortlist a search ranks by codes)
@@ -35,7 +37,7 @@ use agentfinder_skills_reader::sources::ArtifactSet;
 use crate::EngineError;
 
 /// Version of the local index's layout; a change builds new folders.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 
 /// The searchable fields and how much a match in each counts (the order
 /// of Meilisearch's `searchableAttributes`, most important first).
@@ -62,6 +64,9 @@ pub struct Fields {
     pub source: Field,
     /// `kind`, untokenised.
     pub kind: Field,
+    /// A skill document's name as [`crate::collapse::name_key`] has it,
+    /// untokenised: what a query that is a skill's name matches.
+    pub name: Field,
     /// The row of the document in the side files (fast).
     pub row: Field,
 }
@@ -73,12 +78,14 @@ pub fn schema() -> (Schema, Fields) {
     let source = builder.add_text_field("source", STRING);
     let kind = builder.add_text_field("kind", STRING);
     let row = builder.add_u64_field("row", INDEXED | FAST | STORED);
+    let name = builder.add_text_field("name_key", STRING);
     (
         builder.build(),
         Fields {
             text,
             source,
             kind,
+            name,
             row,
         },
     )
@@ -209,6 +216,7 @@ struct Sink {
     offsets: BufWriter<std::fs::File>,
     source_rows: BufWriter<std::fs::File>,
     skill_rows: BufWriter<std::fs::File>,
+    card_rows: BufWriter<std::fs::File>,
     vectors: BufWriter<std::fs::File>,
     signs: BufWriter<std::fs::File>,
     sign_buffer: Vec<u64>,
@@ -260,6 +268,7 @@ impl Sink {
             offsets: file("offsets.bin")?,
             source_rows: file("sources.bin")?,
             skill_rows: file("skills.bin")?,
+            card_rows: file("cards.bin")?,
             vectors: file("vectors.f32")?,
             signs: file("vectors.sign")?,
             sign_buffer: Vec::new(),
@@ -325,9 +334,15 @@ impl Sink {
             }
         }
         tantivy_doc.add_text(self.fields.source, &source);
+        let text = |key: &str| doc.get(key).and_then(Value::as_str).unwrap_or_default();
         if let Some(kind) = doc.get("kind").and_then(Value::as_str) {
             tantivy_doc.add_text(self.fields.kind, kind);
+            let name = crate::collapse::name_key(text("skill_name"));
+            if kind == agentfinder_skills_reader::contract::KIND_SKILL && !name.is_empty() {
+                tantivy_doc.add_text(self.fields.name, &name);
+            }
         }
+        let card = crate::collapse::card_text(text("skill_name"), text("skill_description"));
         tantivy_doc.add_u64(self.fields.row, row);
         self.writer
             .add_document(tantivy_doc)
@@ -347,6 +362,9 @@ impl Sink {
         self.skill_rows
             .write_all(&skill.to_le_bytes())
             .map_err(io)?;
+        // A skill without a card is a card of its own.
+        let card = card.map_or(skill, |card| skill_digest(&card));
+        self.card_rows.write_all(&card.to_le_bytes()).map_err(io)?;
         if self.dimensions == 0 {
             if let Some(v) = &vector {
                 self.dimensions = v.len();
@@ -414,6 +432,7 @@ impl Sink {
             self.offsets,
             self.source_rows,
             self.skill_rows,
+            self.card_rows,
             self.vectors,
             self.signs,
             self.codes,
@@ -499,5 +518,125 @@ mod tests {
             .expect("searched");
         assert_eq!(found.results.len(), 1);
         assert_eq!(found.results[0].display_name, "rollback");
+    }
+
+    /// A skill document of `source` for the engine tests.
+    fn skill_doc(
+        source: &str,
+        folder: &str,
+        name: &str,
+        description: &str,
+        updated: &str,
+    ) -> Value {
+        serde_json::json!({
+            "skill_key": format!("{source}:o/r:{folder}/SKILL.md"),
+            "source": source,
+            "repo": format!("{source}/skills"),
+            "path": format!("{folder}/SKILL.md"),
+            "url": format!("https://example.com/{source}/{folder}"),
+            "kind": "skill",
+            "skill": name,
+            "skill_name": name,
+            "skill_description": description,
+            "content": description,
+            "last_updated": updated,
+        })
+    }
+
+    #[test]
+    fn copies_are_one_result_shown_by_the_oldest_and_a_name_query_finds_its_skill() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let mut sink = Sink::create(dir.path()).expect("a sink");
+        let description = "Merge, split and fill PDF files";
+        for mut doc in [
+            // A copy, newer, whose body says "merge pdf" more: it ranks
+            // above the original.
+            {
+                let mut copy = skill_doc(
+                    "copies",
+                    "x/pdf",
+                    "pdf",
+                    description,
+                    "2026-05-01T00:00:00Z",
+                );
+                copy["content"] = Value::from("merge pdf merge pdf merge pdf files");
+                copy
+            },
+            skill_doc(
+                "anthropics",
+                "skills/pdf",
+                "PDF",
+                &format!("  {description} "),
+                "2026-02-04T02:09:36Z",
+            ),
+            skill_doc(
+                "copies",
+                "y/pdf",
+                "pdf",
+                description,
+                "2026-06-01T00:00:00Z",
+            ),
+            skill_doc(
+                "other",
+                "pdf-tools",
+                "pdf-tools",
+                "Merge PDF files: pdf merge, pdf split, pdf pages",
+                "2026-01-01T00:00:00Z",
+            ),
+            skill_doc(
+                "other",
+                "gif",
+                "gif",
+                "Make looping GIFs",
+                "2026-01-01T00:00:00Z",
+            ),
+        ] {
+            sink.add(&mut doc, "s").expect("a document added");
+        }
+        sink.finish("key", None).expect("finished");
+        let engine = crate::Engine::open_dir(dir.path()).expect("opened");
+        let search = |text: &str| {
+            engine
+                .search(&crate::EngineQuery {
+                    text,
+                    limit: 5,
+                    ..Default::default()
+                })
+                .expect("searched")
+        };
+        let found = search("merge pdf");
+        let shown: Vec<(String, String)> = found
+            .results
+            .iter()
+            .map(|r| (r.metadata.source_id.clone(), r.metadata.path.clone()))
+            .collect();
+        // Three copies are one result, shown by the oldest; pdf-tools is
+        // the other.
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert!(
+            shown.contains(&("anthropics".into(), "skills/pdf/SKILL.md".into())),
+            "{shown:?}"
+        );
+        let pdf = found
+            .results
+            .iter()
+            .find(|r| r.metadata.source_id == "anthropics")
+            .expect("the original");
+        let others: Vec<&str> = pdf
+            .metadata
+            .also_at
+            .iter()
+            .filter_map(|a| a["path"].as_str())
+            .collect();
+        assert_eq!(others.len(), 2, "{others:?}");
+        assert!(others.contains(&"x/pdf/SKILL.md") && others.contains(&"y/pdf/SKILL.md"));
+
+        // "PDF" is the name of a skill: that skill first, although
+        // pdf-tools says "pdf" more often.
+        let found = search("PDF");
+        assert_eq!(found.results[0].metadata.skill, "PDF");
+        assert_eq!(found.results[0].metadata.source_id, "anthropics");
+        let found = search("pdf tools");
+        assert_eq!(found.results[0].metadata.skill, "pdf-tools");
     }
 }

@@ -96,7 +96,7 @@ impl SkillTools {
     }
 
     #[tool(
-        description = "Search agent skills by what they should do. Returns the best skills (id, source, score, link, and inside an untrusted envelope: name, description, and up to 3 best-matching sections with their heading path and link, and `signals`: what the skill ships (scripts, references, assets: counts and file kinds) and whether its SKILL.md follows the Agent Skills specification, with the rules it breaks) and `no_good_match` when even the best hit is weak. `last_updated` and `commit` say when its SKILL.md last changed."
+        description = "Search agent skills by what they should do. Returns the best skills (id, source, score, link, and inside an untrusted envelope: name, description, and up to 3 best-matching sections with their heading path and link, and `signals`: what the skill ships (scripts, references, assets: counts and file kinds) and whether its SKILL.md follows the Agent Skills specification, with the rules it breaks) and `no_good_match` when even the best hit is weak. `last_updated` and `commit` say when its SKILL.md last changed. Copies of one skill (same name and description) are one result, the oldest shown, with the others' locations in `also_at`."
     )]
     async fn search_skills(
         &self,
@@ -315,6 +315,10 @@ fn search_result(doc: &Value, score: f64, sections: &[(Value, f64)]) -> Value {
         "last_updated": doc.get("last_updated"),
         "last_updated_at_or_before": at_or_before(doc),
         "commit": text("commit"),
+        "also_at": doc
+            .get("also_at")
+            .cloned()
+            .map_or(json!([]), agent_text::clean_value),
         "skill": untrusted(data),
     })
 }

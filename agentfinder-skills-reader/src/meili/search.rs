@@ -111,6 +111,11 @@ pub struct SearchMetadata {
     /// specification (schema 6; absent before), as the artifact has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signals: Option<Value>,
+    /// Where else the same skill is (copies with its name and
+    /// description, which the embedded engine shows as one result):
+    /// `{source_id, repo, path, url}` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_at: Vec<Value>,
 }
 
 /// [`search_detailed`]'s results.
@@ -272,6 +277,17 @@ fn to_result(doc: &Value, score: f64) -> SearchResult {
                 .get("signals")
                 .cloned()
                 .map(crate::agent_text::clean_value),
+            also_at: doc
+                .get("also_at")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .cloned()
+                        .map(crate::agent_text::clean_value)
+                        .collect()
+                })
+                .unwrap_or_default(),
         },
     }
 }
