@@ -69,6 +69,14 @@ impl Shard {
         Ok(Self { index, count })
     }
 
+    /// Whether this shard embeds a text of sha256 `digest` (`build
+    /// --embed-shard`): its first 8 bytes, modulo N.
+    pub fn owns_digest(&self, digest: &[u8; 32]) -> bool {
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&digest[..8]);
+        u64::from_le_bytes(first) % self.count == self.index - 1
+    }
+
     /// Whether this shard builds `commit`: the first 15 hex digits of the id,
     /// modulo N, so the split does not depend on which commits are listed.
     pub fn owns(&self, commit: &str) -> bool {
@@ -249,6 +257,8 @@ pub async fn backfill(
                     match built.status {
                         BuildStatus::Built | BuildStatus::Rebuilt => summary.built += 1,
                         BuildStatus::AlreadyBuilt => summary.already += 1,
+                        // A backfill's configuration never asks for a shard.
+                        BuildStatus::EmbeddedShard => {}
                     }
                     summary.documents += built.documents;
                     summary.patched += usize::from(built.patched);

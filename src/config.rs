@@ -126,6 +126,11 @@ pub struct EmbedConfig {
     pub sections_per_skill: usize,
     /// Where the model runs.
     pub device: EmbedDevice,
+    /// `build --embed-shard I/N`: embed only this shard's texts into the
+    /// vector cache (shared through the store) and write no artifact. Not
+    /// a file setting.
+    #[serde(skip)]
+    pub shard: Option<crate::backfill::Shard>,
 }
 
 impl Default for EmbedConfig {
@@ -144,6 +149,7 @@ impl Default for EmbedConfig {
             batch_size: 8,
             sections_per_skill: 0,
             device: EmbedDevice::Auto,
+            shard: None,
         }
     }
 }
@@ -655,6 +661,7 @@ impl Config {
             max_tokens: self.embed.max_tokens,
             batch_size: self.embed.batch_size,
             sections_per_skill: self.embed.sections_per_skill,
+            shard: self.embed.shard,
         })
     }
 

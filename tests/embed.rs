@@ -608,3 +608,66 @@ fn a_budget_of_sections_embeds_each_skills_longest_and_opts_the_others_out() {
     let hits: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(hits[0]["displayName"], "pdf", "{hits}");
 }
+
+#[test]
+fn two_embed_shards_on_two_machines_leave_a_final_build_only_reading_vectors() {
+    let Some(dir) = model_dir() else { return };
+    let mut repo = GitRepo::new();
+    for name in ["pdf", "gif", "docx", "xlsx", "slides", "audio"] {
+        repo.write(
+            &format!("s/{name}/SKILL.md"),
+            skill(
+                name,
+                &format!("Work with {name} files"),
+                &format!("# Read\n\nRead {name}.\n\n# Write\n\nWrite {name}.\n"),
+            ),
+        );
+    }
+    repo.commit("six skills");
+    let work = tempfile::tempdir().unwrap();
+    // Each run has a vector cache of its own, as on a fresh machine; the
+    // store (./artifacts) is what they share.
+    let machine = |name: &str| {
+        let path = work.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "[embed]\nrequired = true\nmodel_dir = \"{}\"\ncache_dir = \"{}\"\n",
+                dir.display(),
+                work.path().join(format!("cache-{name}")).display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let embedded = |out: &std::process::Output| -> u64 {
+        let vectors = field(&stdout(out), "vectors");
+        vectors.split('+').next().unwrap().parse().unwrap()
+    };
+    let mut shards = 0;
+    for shard in ["1/2", "2/2"] {
+        let config = machine(&shard.replace('/', "of"));
+        let out = build(work.path(), &config, repo.path(), &["--embed-shard", shard]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(field(&stdout(&out), "status"), "embedded-shard");
+        // No artifact: its documents lack the other shard's vectors.
+        assert!(!work.path().join("artifacts/latest").exists());
+        // Each shard embeds its part only (18 texts split by digest).
+        let part = embedded(&out);
+        assert!(part > 0 && part < 18, "shard {shard} embedded {part}");
+        shards += part;
+    }
+    // 6 skill documents and 12 sections, all distinct, split between the two.
+    assert_eq!(shards, 18);
+    let config = machine("final");
+    let out = build(work.path(), &config, repo.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let vectors = field(&stdout(&out), "vectors");
+    assert!(vectors.starts_with("0+18cached("), "{vectors}");
+    let docs = documents(work.path().join("artifacts/latest/hf-skills.ndjson"));
+    assert_eq!(docs.len(), 18);
+    assert!(docs.iter().all(|d| d["_vectors"]["default"]["embeddings"]
+        .as_array()
+        .map(Vec::len)
+        == Some(384)));
+}

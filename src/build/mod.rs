@@ -274,6 +274,31 @@ fn already_built(location: &ArtifactLocation, manifest: &Manifest) -> BuildSumma
     }
 }
 
+/// The summary of an `--embed-shard` run: what it embedded, no artifact.
+fn embedded_shard(commit: String, assembled: &Assembled, patched: bool) -> BuildSummary {
+    let manifest = &assembled.manifest;
+    BuildSummary {
+        artifact: String::new(),
+        status: BuildStatus::EmbeddedShard,
+        rebuild_reason: None,
+        skills: manifest.skill_count,
+        documents: manifest.document_count,
+        skipped: assembled.findings.skipped_total(),
+        warnings: assembled.findings.warning_total(),
+        promotion: None,
+        store: String::new(),
+        load: None,
+        embedded: assembled.embedded,
+        cached: assembled.cached,
+        embed_seconds: assembled.embed_seconds,
+        reused: assembled.reused,
+        parsed: assembled.parsed,
+        patched,
+        seconds: 0.0,
+        commit,
+    }
+}
+
 /// Findings of a manifest: its counts (schema 3), else the length of its list.
 fn count(counts: &std::collections::BTreeMap<String, u64>, listed: usize) -> u64 {
     if counts.is_empty() {
@@ -342,6 +367,11 @@ async fn build_new(
     report_findings(reporter, &assembled);
     if let Some(failure) = assembled.findings.strict_failure(&request.strict) {
         return Err(BuildError::Validation(failure));
+    }
+    if request.config.embed.shard.is_some() {
+        // Its documents lack the other shards' vectors: only the vector
+        // cache, shared when the build ends, is this run's work.
+        return Ok(embedded_shard(commit, &assembled, patched));
     }
 
     // Where it goes is decided by what was built (the model may have

@@ -14,6 +14,9 @@ pub enum BuildStatus {
     Rebuilt,
     /// A complete artifact existed already; nothing was parsed.
     AlreadyBuilt,
+    /// `--embed-shard`: this shard's vectors were embedded into the cache
+    /// and shared; no artifact was written.
+    EmbeddedShard,
 }
 
 impl BuildStatus {
@@ -23,6 +26,7 @@ impl BuildStatus {
             Self::Built => "built",
             Self::Rebuilt => "rebuilt",
             Self::AlreadyBuilt => "already-built",
+            Self::EmbeddedShard => "embedded-shard",
         }
     }
 }

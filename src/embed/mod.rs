@@ -131,6 +131,8 @@ pub struct EmbedSettings {
     pub batch_size: usize,
     /// Most sections of a skill embedded (0: all); see [`chosen_for_vectors`].
     pub sections_per_skill: usize,
+    /// Embed only the texts of this shard (`build --embed-shard`).
+    pub shard: Option<crate::backfill::Shard>,
 }
 
 /// A loaded embedder with its cache, counting what it embedded and reused.
@@ -142,6 +144,8 @@ pub struct Embedder {
     pub embedded: u64,
     /// Texts found in the cache.
     pub cached: u64,
+    /// Texts left to other shards (`build --embed-shard`).
+    pub other_shards: u64,
     /// Seconds spent in the model.
     pub model_seconds: f64,
 }
@@ -166,6 +170,7 @@ impl Embedder {
             settings: settings.clone(),
             embedded: 0,
             cached: 0,
+            other_shards: 0,
             model_seconds: 0.0,
         })
     }
@@ -207,9 +212,18 @@ impl Embedder {
         // Each distinct text once: near-copies of a skill share sections,
         // and a copy counts as taken from the cache.
         let mut distinct = std::collections::HashSet::new();
+        let shard = self.settings.shard;
+        let mut other_shards = std::collections::HashSet::new();
         let missing: Vec<usize> = (0..docs.len())
             .filter(|&i| {
                 chosen[i] && !self.cache.contains(&digests[i]) && distinct.insert(digests[i])
+            })
+            .filter(|&i| match shard {
+                Some(shard) if !shard.owns_digest(&digests[i]) => {
+                    other_shards.insert(digests[i]);
+                    false
+                }
+                _ => true,
             })
             .collect();
         // A batch is padded to its longest text: batching texts of the same
@@ -222,7 +236,8 @@ impl Embedder {
         by_length.sort_by_key(|&(tokens, i)| (std::cmp::Reverse(tokens), i));
         let missing: Vec<usize> = by_length.into_iter().map(|(_, i)| i).collect();
         let wanted = chosen.iter().filter(|&&c| c).count();
-        self.cached += (wanted - missing.len()) as u64;
+        self.other_shards += other_shards.len() as u64;
+        self.cached += wanted.saturating_sub(missing.len() + other_shards.len()) as u64;
         let started = std::time::Instant::now();
         // Batches run on all cores: one forward pass keeps about one busy.
         let batches: Vec<&[usize]> = missing.chunks(self.settings.batch_size.max(1)).collect();

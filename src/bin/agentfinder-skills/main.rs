@@ -166,10 +166,19 @@ fn setup(
     Ok((config, store, reporter))
 }
 
-async fn run_build(args: BuildArgs, config_path: Option<&std::path::Path>) -> Result<(), Failure> {
+async fn run_build(
+    mut args: BuildArgs,
+    config_path: Option<&std::path::Path>,
+) -> Result<(), Failure> {
     let (mut config, store, reporter) = setup(&args.common, config_path, Access::Write)?;
     config.embed.enabled &= !args.no_embed;
     config.embed.required |= args.require_embed;
+    if let Some(shard) = args.embed_shard {
+        // A shard without its model would have done nothing.
+        config.embed.required = true;
+        config.embed.shard = Some(shard);
+        args.no_promote = true;
+    }
     if args.source.is_none() && !config.sources.is_empty() {
         return run_build_sources(args, config, store, reporter).await;
     }
@@ -303,6 +312,9 @@ async fn direct_load(
             Ok("skipped".to_string())
         }
     };
+    if args.embed_shard.is_some() {
+        return skipped("an embed shard writes no artifact".into());
+    }
     let Some(config) = args.meili.config() else {
         return skipped("MEILI_URL is not set".into());
     };
