@@ -4,6 +4,7 @@
 #   jobs/hf-job.sh schedule        # daily build + promote, no overlapping runs
 #   jobs/hf-job.sh run             # one build now (a manual run)
 #   jobs/hf-job.sh backfill I N    # shard I of N of a history backfill (run N of them)
+#   jobs/hf-job.sh embed I N       # shard I of N of a first embed (run N of them, then `run`)
 #
 # Output goes to a Hugging Face bucket mounted read-write at /data (no
 # credentials in the job at all), or, with STORE=s3://bucket/prefix, to an
@@ -48,8 +49,14 @@ case "${1:-}" in
       agentfinder-skills backfill --config /etc/agentfinder/pipeline.toml --log-format json --require-embed \
       --source "$SOURCE" --store "$STORE" --shard "$shard"
     ;;
+  embed)
+    shard="${2:?shard number I}/${3:?shard count N}"
+    hf jobs run "${common[@]}" --name "agentfinder-skills-embed-${2}-of-${3}" "$IMAGE" \
+      agentfinder-skills build --config /etc/agentfinder/pipeline.toml --log-format json \
+      --source "$SOURCE" --store "$STORE" --embed-shard "$shard"
+    ;;
   *)
-    sed -n '2,12p' "$0"
+    sed -n '2,13p' "$0"
     exit 2
     ;;
 esac
