@@ -274,15 +274,21 @@ fn already_built(location: &ArtifactLocation, manifest: &Manifest) -> BuildSumma
     }
 }
 
-/// The summary of an `--embed-shard` run: what it embedded, no artifact.
-fn embedded_shard(commit: String, assembled: &Assembled, patched: bool) -> BuildSummary {
-    let manifest = &assembled.manifest;
+/// The summary of a build that assembled `assembled`: written as
+/// `artifact` with `status`, or, for an `--embed-shard` run, not written.
+fn assembled_summary(
+    commit: String,
+    (artifact, status, rebuild_reason): (String, BuildStatus, Option<String>),
+    assembled: &Assembled,
+    patched: bool,
+) -> BuildSummary {
     BuildSummary {
-        artifact: String::new(),
-        status: BuildStatus::EmbeddedShard,
-        rebuild_reason: None,
-        skills: manifest.skill_count,
-        documents: manifest.document_count,
+        commit,
+        artifact,
+        status,
+        rebuild_reason,
+        skills: assembled.manifest.skill_count,
+        documents: assembled.manifest.document_count,
         skipped: assembled.findings.skipped_total(),
         warnings: assembled.findings.warning_total(),
         promotion: None,
@@ -295,7 +301,6 @@ fn embedded_shard(commit: String, assembled: &Assembled, patched: bool) -> Build
         parsed: assembled.parsed,
         patched,
         seconds: 0.0,
-        commit,
     }
 }
 
@@ -371,7 +376,8 @@ async fn build_new(
     if request.config.embed.shard.is_some() {
         // Its documents lack the other shards' vectors: only the vector
         // cache, shared when the build ends, is this run's work.
-        return Ok(embedded_shard(commit, &assembled, patched));
+        let not_written = (String::new(), BuildStatus::EmbeddedShard, None);
+        return Ok(assembled_summary(commit, not_written, &assembled, patched));
     }
 
     // Where it goes is decided by what was built (the model may have
@@ -384,8 +390,6 @@ async fn build_new(
     if let Some(reason) = &rebuild {
         reporter.info("build", format!("rebuilding: {reason}; writing {location}"));
     }
-    let manifest = &assembled.manifest;
-    let (skills, documents) = (manifest.skill_count, manifest.document_count);
     let artifact = artifact_id(&location);
     let next_base = Base::new(
         &commit,
@@ -405,26 +409,12 @@ async fn build_new(
         (WriteOutcome::Written, None) => BuildStatus::Built,
         (WriteOutcome::Written, Some(_)) => BuildStatus::Rebuilt,
     };
-    Ok(BuildSummary {
+    Ok(assembled_summary(
         commit,
-        artifact,
-        status,
-        rebuild_reason: rebuild,
-        skills,
-        documents,
-        skipped: assembled.findings.skipped_total(),
-        warnings: assembled.findings.warning_total(),
-        promotion: None,
-        store: String::new(),
-        load: None,
-        embedded: assembled.embedded,
-        cached: assembled.cached,
-        embed_seconds: assembled.embed_seconds,
-        reused: assembled.reused,
-        parsed: assembled.parsed,
+        (artifact, status, rebuild),
+        &assembled,
         patched,
-        seconds: 0.0,
-    })
+    ))
 }
 
 /// The entries of `latest/`, when it holds parts of this repository: the
