@@ -671,3 +671,57 @@ fn two_embed_shards_on_two_machines_leave_a_final_build_only_reading_vectors() {
         .map(Vec::len)
         == Some(384)));
 }
+
+#[test]
+fn a_build_stopped_by_its_timeout_shares_what_it_embedded() {
+    let Some(dir) = model_dir() else { return };
+    let repo = pdf_and_gif(
+        ("Read PDF files", "# Merge\n\nMerge PDFs.\n"),
+        "Make looping GIFs",
+    );
+    let work = tempfile::tempdir().unwrap();
+    // Each run has a vector cache of its own, as a Job on an empty disk.
+    let config = |cache: &str, timeout_secs: u64| {
+        let path = work.path().join(format!("{cache}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "[[sources]]\nid = \"s\"\nlocation = \"{}\"\ntimeout_secs = {timeout_secs}\n\n[embed]\nrequired = true\nmodel_dir = \"{}\"\ncache_dir = \"{}\"\n",
+                repo.path().display(),
+                dir.display(),
+                work.path().join(cache).display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    // Held while writing, after embedding, past the source's timeout.
+    let first = config("cache-a", 1);
+    let out = binary()
+        .args(["build", "--config"])
+        .arg(&first)
+        .current_dir(work.path())
+        .env("AGENTFINDER_PAUSE", "commit-after-parts:3")
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("timed out after"), "{}", stderr(&out));
+    assert!(!work.path().join("artifacts/sources/s/latest").exists());
+    // The next run, elsewhere, starts from the vectors the stopped one
+    // shared: it embeds nothing.
+    let second = config("cache-b", 600);
+    let out = run(
+        work.path(),
+        &["build", "--config", second.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = stderr(&out);
+    assert!(
+        log.contains("pulled 1 shared cache segments (4 new vectors)"),
+        "{log}"
+    );
+    let docs = documents(
+        work.path()
+            .join("artifacts/sources/s/latest/hf-skills.ndjson"),
+    );
+    assert_eq!(docs.len(), 4);
+}

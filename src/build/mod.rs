@@ -120,6 +120,10 @@ pub async fn build_by(
     deadline: Option<tokio::time::Instant>,
 ) -> Result<BuildSummary, BuildError> {
     let started = Instant::now();
+    // Outside the deadline: a build stopped by it still shares what it
+    // embedded (a first embed of a large collection can take longer than
+    // a source's timeout; its next run then starts from those vectors).
+    let run = RunContext::new(&request.config, ParseCache::disabled());
     let unpromoted = async {
         let snapshot = open_source(&request).await?;
         let request = BuildRequest {
@@ -142,14 +146,17 @@ pub async fn build_by(
                 snapshot.version.branch
             ),
         );
-        let run = RunContext::new(&request.config, ParseCache::disabled());
         let built = build_commit(&request, snapshot, store, reporter, run.clone()).await;
-        Ok::<_, BuildError>((request, run, built))
+        Ok::<_, BuildError>((request, built))
     };
-    let (request, run, built) = match deadline {
-        Some(deadline) => tokio::time::timeout_at(deadline, unpromoted)
-            .await
-            .map_err(|_| BuildError::TimedOut(started.elapsed().as_secs()))??,
+    let (request, built) = match deadline {
+        Some(deadline) => match tokio::time::timeout_at(deadline, unpromoted).await {
+            Ok(finished) => finished?,
+            Err(_) => {
+                run.share_vectors(store, reporter).await;
+                return Err(BuildError::TimedOut(started.elapsed().as_secs()));
+            }
+        },
         None => unpromoted.await?,
     };
     let outcome: Result<BuildSummary, BuildError> = async {
