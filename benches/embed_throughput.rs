@@ -21,6 +21,9 @@ use agentfinder_skills_reader::contract::Document;
 use candle_core::Device;
 use rayon::prelude::*;
 
+/// A text's sort key, by its index.
+type SortKey<'a> = Box<dyn Fn(usize) -> usize + 'a>;
+
 fn fail(message: String) -> ! {
     eprintln!("embed_throughput: {message}");
     std::process::exit(2)
@@ -97,7 +100,7 @@ fn main() {
         at(0.9),
         100.0 * sorted.iter().filter(|&&n| n >= max_tokens).count() as f64 / texts.len() as f64
     );
-    let orders: [(&str, Box<dyn Fn(usize) -> usize>); 2] = [
+    let orders: [(&str, SortKey); 2] = [
         ("bytes", Box::new(|i| texts[i].len())),
         ("tokens", Box::new(|i| lengths[i])),
     ];

@@ -86,12 +86,17 @@ impl Fixture {
     /// A fixture built with vectors (the model from scripts/fetch-model.sh),
     /// or `None`, saying why, without the model.
     fn with_vectors() -> Option<Self> {
+        Self::with_vectors_and("")
+    }
+
+    /// The same, with `embed` appended to its `[embed]` table.
+    fn with_vectors_and(embed: &str) -> Option<Self> {
         let model = model_dir()?;
         let fx = Self::new();
         let toml = fx.work.path().join("pipeline.toml");
         let mut text = std::fs::read_to_string(&toml).unwrap();
         text.push_str(&format!(
-            "[embed]\nrequired = true\nmodel_dir = \"{}\"\n",
+            "[embed]\nrequired = true\nmodel_dir = \"{}\"\n{embed}",
             model.display()
         ));
         std::fs::write(&toml, text).unwrap();
@@ -293,6 +298,43 @@ async fn hybrid_search_agrees_with_the_jobs_vectors() {
         first.score > 0.99,
         "query and document vectors disagree: score {}",
         first.score
+    );
+    fx.drop_index(&config).await;
+}
+
+/// With a budget of sections, the sections past it opt out of the
+/// embedder (`_vectors.default: null`): Meilisearch takes them (it
+/// refuses a document with no `_vectors` for a user-provided embedder) and
+/// finds them by their words, and hybrid search still answers.
+#[tokio::test]
+async fn sections_without_a_vector_load_and_are_found_by_their_words() {
+    let Some(config) = meili() else { return };
+    let Some(fx) = Fixture::with_vectors_and("sections_per_skill = 1\n") else {
+        return;
+    };
+    let loaded = sync(&fx.store(), &config, &fx.options()).await.unwrap();
+    assert!(
+        matches!(loaded.outcome, LoadOutcome::Loaded(_)),
+        "{loaded:?}"
+    );
+    // The pdf skill's shorter section ("Forms") has no vector.
+    let options = SearchOptions {
+        all_sections: true,
+        hybrid: Some(("default".into(), 0.5)),
+        ..fx.search_options()
+    };
+    let response =
+        agentfinder_skills_reader::meili::search_detailed(&config, "fill form fields", &options)
+            .await
+            .unwrap();
+    assert!(response.fallback.is_none(), "{:?}", response.fallback);
+    assert!(
+        response
+            .results
+            .iter()
+            .any(|r| r.description == "Forms" && r.metadata.skill == "pdf"),
+        "{:?}",
+        response.results
     );
     fx.drop_index(&config).await;
 }
