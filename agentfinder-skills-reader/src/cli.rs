@@ -354,6 +354,12 @@ pub struct EvalArgs {
     /// holds others as distractors, whose copies of a skill do not count.
     #[arg(long, value_name = "ID,...", value_delimiter = ',')]
     pub answer_sources: Vec<String>,
+    /// Judgments of results beyond the labels (a judged pool: each result
+    /// `<source id>:<path>` judged a right or wrong answer to a query); a
+    /// result judged right counts as an answer, and each mode says how many
+    /// of its first three are still unjudged (listed with --misses).
+    #[arg(long, value_name = "FILE")]
+    pub judgments: Option<PathBuf>,
     /// Also list each mode's misses: queries whose right answer is not in
     /// the first three, with the three that ranked first (always in --json).
     #[arg(long)]
@@ -857,6 +863,16 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
             query.sources = args.answer_sources.clone();
         }
     }
+    if let Some(path) = &args.judgments {
+        let fail =
+            |e: String| CommandFailure::new(exit::FAILURE, format!("{}: {e}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let judgments: meili::JudgmentFile =
+            serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+        judgments
+            .apply(&mut file.queries)
+            .map_err(|e| fail(e.to_string()))?;
+    }
     let index = index_name(args.index.clone(), &args.meili.state);
     let report = match (args.meili.config(), &defaults.local) {
         (Some(config), _) => meili::evaluate(
@@ -910,6 +926,7 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
             report.keyword,
             &report.keyword_by_kind,
             &report.keyword_misses,
+            &report.keyword_unjudged,
         ))
         .chain(report.hybrid.iter().map(|h| {
             (
@@ -917,9 +934,10 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
                 h.scores,
                 &h.by_kind,
                 &h.misses,
+                &h.unjudged,
             )
         }));
-        for (mode, s, by_kind, misses) in rows {
+        for (mode, s, by_kind, misses, unjudged) in rows {
             outln!(
                 "{mode:<12} {:>7} {:>7.3} {:>7.3} {:>7.3} {:>16.3} {:>18}",
                 s.queries,
@@ -955,6 +973,24 @@ async fn run_eval(args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, Comm
                             .map_or("not in the first 10".to_string(), |r| format!("rank {r}")),
                         miss.ahead.join(", ")
                     );
+                }
+            }
+            if args.judgments.is_some() {
+                outln!(
+                    "  unjudged in the first three of answerable queries: {}",
+                    unjudged.len()
+                );
+                if args.misses {
+                    for u in unjudged {
+                        outln!(
+                            "  unjudged {:?} #{} {} ({}): {}",
+                            u.query,
+                            u.rank,
+                            u.key,
+                            u.name,
+                            u.about
+                        );
+                    }
                 }
             }
         }

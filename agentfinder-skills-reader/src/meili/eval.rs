@@ -25,14 +25,72 @@ pub struct EvalQuery {
     /// skill of an `expect` name is).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
+    /// Results judged right (`true`) or wrong answers beyond the labels,
+    /// by key (`<source id>:<path>`; see [`super::JudgmentFile`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub judged: BTreeMap<String, bool>,
 }
 
 impl EvalQuery {
-    /// Whether `result` is a right answer.
+    /// Whether `result` is a right answer: a labelled skill (of an answer
+    /// source, when the set names them) or a result judged right. A result
+    /// that stands for copies of one skill (`alsoAt`) answers when any of
+    /// them does.
     pub fn answered_by(&self, result: &super::SearchResult) -> bool {
-        self.expect.contains(&result.metadata.skill)
-            && (self.sources.is_empty() || self.sources.contains(&result.metadata.source_id))
+        locations(result).any(|(source, path)| {
+            let labelled = folder_of(path).is_some_and(|f| self.expect.iter().any(|e| e == f))
+                && (self.sources.is_empty() || self.sources.iter().any(|s| s == source));
+            labelled || self.judged.get(&key(source, path)) == Some(&true)
+        }) || (self.expect.contains(&result.metadata.skill)
+            && (self.sources.is_empty() || self.sources.contains(&result.metadata.source_id)))
     }
+
+    /// Whether a reader said if `result` answers: labelled or judged.
+    fn judged_or_labelled(&self, result: &super::SearchResult) -> bool {
+        self.answered_by(result)
+            || locations(result).any(|(source, path)| self.judged.contains_key(&key(source, path)))
+    }
+}
+
+/// A result's key in judgments: `<source id>:<path of its SKILL.md>`.
+fn key(source: &str, path: &str) -> String {
+    format!("{source}:{path}")
+}
+
+/// The folder a SKILL.md is in, which the labels name.
+fn folder_of(path: &str) -> Option<&str> {
+    path.rsplit('/').nth(1)
+}
+
+/// Where a result is: its own source and path, then its copies'.
+fn locations(result: &super::SearchResult) -> impl Iterator<Item = (&str, &str)> {
+    let own = (
+        result.metadata.source_id.as_str(),
+        result.metadata.path.as_str(),
+    );
+    std::iter::once(own).chain(
+        result
+            .metadata
+            .also_at
+            .iter()
+            .filter_map(|at| Some((at.get("source_id")?.as_str()?, at.get("path")?.as_str()?))),
+    )
+}
+
+/// A result in a query's first three that neither its labels nor a
+/// judgment say anything of: what a reader judges next.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unjudged {
+    /// The query.
+    pub query: String,
+    /// The result's key (`<source id>:<path>`), as judgments name it.
+    pub key: String,
+    /// Its rank, from 1.
+    pub rank: usize,
+    /// The skill's name.
+    pub name: String,
+    /// Its description (or the matching section's title).
+    pub about: String,
 }
 
 /// Scores of one search mode.
@@ -105,6 +163,8 @@ pub struct HybridScores {
     pub by_kind: BTreeMap<String, EvalScores>,
     /// Queries answered below the first three, or not at all.
     pub misses: Vec<EvalMiss>,
+    /// Results in the first three that nothing says answer or not.
+    pub unjudged: Vec<Unjudged>,
 }
 
 /// Keyword search against hybrid search at each semantic ratio asked for.
@@ -118,6 +178,9 @@ pub struct EvalReport {
     pub keyword_by_kind: BTreeMap<String, EvalScores>,
     /// Queries keyword search answered below the first three, or not at all.
     pub keyword_misses: Vec<EvalMiss>,
+    /// Results keyword search put in the first three that nothing says
+    /// answer or not.
+    pub keyword_unjudged: Vec<Unjudged>,
     /// Hybrid search, one entry per ratio, in the order asked.
     pub hybrid: Vec<HybridScores>,
 }
@@ -181,6 +244,7 @@ where
             scores: run.scores,
             by_kind: run.by_kind,
             misses: run.misses,
+            unjudged: run.unjudged,
         });
     }
     Ok(EvalReport {
@@ -188,6 +252,7 @@ where
         keyword: keyword.scores,
         keyword_by_kind: keyword.by_kind,
         keyword_misses: keyword.misses,
+        keyword_unjudged: keyword.unjudged,
         hybrid,
     })
 }
@@ -197,6 +262,7 @@ struct Run {
     scores: EvalScores,
     by_kind: BTreeMap<String, EvalScores>,
     misses: Vec<EvalMiss>,
+    unjudged: Vec<Unjudged>,
 }
 
 async fn run_queries<F, Fut, E>(
@@ -226,6 +292,7 @@ where
         scores: all.scores(),
         by_kind,
         misses: all.misses,
+        unjudged: all.unjudged,
     })
 }
 
@@ -238,6 +305,7 @@ struct Tally {
     no_answer: Vec<f64>,
     flags: Flags,
     misses: Vec<EvalMiss>,
+    unjudged: Vec<Unjudged>,
 }
 
 impl Tally {
@@ -262,6 +330,17 @@ impl Tally {
                         .map(|r| format!("{}:{}", r.metadata.source_id, r.metadata.skill))
                         .collect(),
                 });
+            }
+            for (at, result) in response.results.iter().take(3).enumerate() {
+                if !query.judged_or_labelled(result) {
+                    self.unjudged.push(Unjudged {
+                        query: query.query.clone(),
+                        key: key(&result.metadata.source_id, &result.metadata.path),
+                        rank: at + 1,
+                        name: result.display_name.clone(),
+                        about: result.description.clone(),
+                    });
+                }
             }
             self.ranks.push(rank);
         } else {
@@ -311,6 +390,7 @@ mod tests {
             },
             by_kind: BTreeMap::new(),
             misses: Vec::new(),
+            unjudged: Vec::new(),
         }
     }
 
@@ -321,6 +401,7 @@ mod tests {
             keyword: EvalScores::default(),
             keyword_by_kind: BTreeMap::new(),
             keyword_misses: Vec::new(),
+            keyword_unjudged: Vec::new(),
             hybrid,
         };
         let r = report(vec![
@@ -357,6 +438,7 @@ mod tests {
             expect: vec!["pdf".into()],
             kind: "plain".into(),
             sources: Vec::new(),
+            judged: BTreeMap::new(),
         };
         assert!(query.answered_by(&result("copies", "pdf")));
         assert!(!query.answered_by(&result("anthropics", "docx")));
@@ -391,6 +473,7 @@ mod tests {
             expect: vec!["pdf".into()],
             kind: "plain".into(),
             sources: Vec::new(),
+            judged: BTreeMap::new(),
         };
         let mut tally = Tally::default();
         tally.record(&query("third"), &response(&["a", "b", "pdf", "c"]));
@@ -404,6 +487,79 @@ mod tests {
         assert_eq!(misses, [("fourth", Some(4)), ("absent", None)]);
         assert_eq!(tally.misses[0].ahead, ["s:a", "s:b", "s:c"]);
         assert_eq!(tally.misses[1].ahead, ["s:a", "s:b"]);
+    }
+
+    fn located(source: &str, path: &str, also_at: serde_json::Value) -> super::super::SearchResult {
+        let skill = folder_of(path).unwrap_or(path);
+        serde_json::from_value(serde_json::json!({
+            "identifier": path, "displayName": skill, "description": "about", "mediaType": "m",
+            "url": "", "score": 1.0,
+            "metadata": {"source": "o/r", "sourceType": "embedded", "skill": skill, "path": path,
+                         "skillKey": path, "sourceId": source, "commit": "c",
+                         "rankingScore": 1.0, "kind": "skill", "alsoAt": also_at}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_result_judged_right_answers_and_one_judged_wrong_does_not() {
+        let mut query = EvalQuery {
+            query: "build a pitch deck".into(),
+            expect: vec!["pptx".into()],
+            kind: "plain".into(),
+            sources: vec!["anthropics".into()],
+            judged: BTreeMap::from([
+                ("aw:skills/pitch-deck/SKILL.md".to_string(), true),
+                ("aw:skills/gif/SKILL.md".to_string(), false),
+            ]),
+        };
+        let none = serde_json::json!([]);
+        assert!(query.answered_by(&located("aw", "skills/pitch-deck/SKILL.md", none.clone())));
+        assert!(!query.answered_by(&located("aw", "skills/gif/SKILL.md", none.clone())));
+        assert!(!query.answered_by(&located("aw", "skills/pptx/SKILL.md", none.clone())));
+        assert!(query.answered_by(&located("anthropics", "skills/pptx/SKILL.md", none.clone())));
+        // A copy shown for the original, which is among its other places,
+        // answers as the original would; judged ones likewise.
+        let original =
+            serde_json::json!([{"source_id": "anthropics", "path": "skills/pptx/SKILL.md"}]);
+        assert!(query.answered_by(&located("aw", "skills/pptx/SKILL.md", original)));
+        let judged = serde_json::json!([{"source_id": "aw", "path": "skills/pitch-deck/SKILL.md"}]);
+        assert!(query.answered_by(&located("x", "deck/SKILL.md", judged)));
+        query.judged.clear();
+        assert!(!query.answered_by(&located("aw", "skills/pitch-deck/SKILL.md", none)));
+    }
+
+    #[test]
+    fn the_first_three_that_nothing_judges_are_the_pool_to_judge_next() {
+        let query = EvalQuery {
+            query: "build a pitch deck".into(),
+            expect: vec!["pptx".into()],
+            kind: "plain".into(),
+            sources: vec!["anthropics".into()],
+            judged: BTreeMap::from([("aw:a/SKILL.md".to_string(), false)]),
+        };
+        let none = || serde_json::json!([]);
+        let response = super::super::SearchResponse {
+            results: vec![
+                located("aw", "a/SKILL.md", none()),
+                located("aw", "b/SKILL.md", none()),
+                located("anthropics", "skills/pptx/SKILL.md", none()),
+                located("aw", "d/SKILL.md", none()),
+            ],
+            documents: Vec::new(),
+            fallback: None,
+            strength: None,
+            sections: Vec::new(),
+        };
+        let mut tally = Tally::default();
+        tally.record(&query, &response);
+        let pool: Vec<(&str, usize)> = tally
+            .unjudged
+            .iter()
+            .map(|u| (u.key.as_str(), u.rank))
+            .collect();
+        assert_eq!(pool, [("aw:b/SKILL.md", 2)]);
+        assert_eq!(tally.ranks, [Some(2)]);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod eval;
 mod health;
+mod judgments;
 mod load;
 mod retry;
 mod search;
@@ -20,9 +21,10 @@ use meilisearch_sdk::client::Client;
 
 pub use eval::{
     evaluate, evaluate_with, scores, EvalMiss, EvalQuery, EvalReport, EvalScores, Flags,
-    HybridScores,
+    HybridScores, Unjudged,
 };
 pub use health::{health, ping, HealthReport};
+pub use judgments::{Judgment, JudgmentFile, UnknownQuery};
 pub use load::{load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
 pub use retry::RetryPolicy;
 pub use search::{search, search_detailed, SearchOptions, SearchResponse, SearchResult};
