@@ -18,6 +18,7 @@
 pub mod batches;
 pub mod cache;
 pub mod collapse;
+pub mod coverage;
 pub mod local_index;
 pub mod nearest;
 pub mod rank;
@@ -320,7 +321,8 @@ impl Engine {
     /// whatever the field's length, and a word of at least
     /// [`TYPO_MIN_LENGTH`] letters may be one typo away (Meilisearch's
     /// default), but not on its first letter. A row's score is the sum of
-    /// the two.
+    /// the two, times the square of the share of the query's words it
+    /// holds ([`coverage`]).
     fn keyword_rows(&self, query: &EngineQuery<'_>) -> Result<Vec<u32>, EngineError> {
         let inner = &self.inner;
         let words = self.query_words(query.text);
@@ -371,6 +373,14 @@ impl Engine {
         }
         let mut ranked: Vec<(DocAddress, f32)> = scores.into_iter().collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        if words.len() > 1 {
+            // Weighed by the share of the query's words each holds, so a
+            // one-word title cannot outrank a skill holding most of them.
+            let addresses: Vec<DocAddress> = ranked.iter().map(|r| r.0).collect();
+            let held = coverage::words_held(&searcher, fields, &words, &addresses)
+                .map_err(EngineError::index)?;
+            ranked = coverage::rank(&ranked, &held, words.len());
+        }
         ranked.truncate(CANDIDATES);
         // Each segment's `row` column, opened once (opening it for every
         // hit was a quarter of a keyword search).

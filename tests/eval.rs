@@ -1,0 +1,195 @@
+//! `eval` over the embedded engine, with a collection as distractors: the
+//! query set's own skills as the answers (`--answer-sources`), judged
+//! pools (`--judgments`), and a keyword ranking that weighs how many of
+//! the query's words a skill holds.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// A store in `work` built from two sources: `own`, whose skills the
+/// queries name, and `others`, a collection searched alongside it.
+fn two_sources(work: &Path) -> (GitRepo, GitRepo) {
+    let mut own = GitRepo::new();
+    for (folder, description, body) in [
+        (
+            "canvas",
+            "Visual design as a file",
+            "# Making it\n\nA static visual artwork, saved as a PDF of museum quality.\n",
+        ),
+        (
+            "gif",
+            "Make a looping animated GIF",
+            "# Frames\n\nStitch frames into an animation.\n",
+        ),
+    ] {
+        own.write(
+            &format!("skills/{folder}/SKILL.md"),
+            skill(folder, description, body),
+        );
+    }
+    own.commit("own");
+    let mut others = GitRepo::new();
+    for (folder, description, body) in [
+        (
+            "static",
+            "Static hosting: static sites on a static host",
+            "# Static\n\nStatic files, static pages, static everything.\n",
+        ),
+        (
+            "merge-pdfs",
+            "Merge PDF files into one",
+            "# Merge\n\nJoin the pages of several PDF files.\n",
+        ),
+    ] {
+        others.write(
+            &format!("skills/{folder}/SKILL.md"),
+            skill(folder, description, body),
+        );
+    }
+    others.commit("others");
+    let config: String = [("own", &own), ("others", &others)]
+        .iter()
+        .map(|(id, repo)| {
+            format!(
+                "[[sources]]\nid = \"{id}\"\nlocation = \"{}\"\n",
+                repo.path().display()
+            )
+        })
+        .collect();
+    std::fs::write(work.join("pipeline.toml"), config).unwrap();
+    let out = run(work, &["build", "--no-embed"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (own, others)
+}
+
+/// `eval --json` in `work` with `args`, which must succeed.
+fn eval(work: &Path, cache: &Path, args: &[&str]) -> Value {
+    let out = binary()
+        .args(["eval", "--json", "--semantic-ratio", "0.5"])
+        .args(args)
+        .current_dir(work)
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", cache)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn a_skill_holding_most_of_the_words_outranks_one_named_by_one_of_them() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    two_sources(work.path());
+    // `static` is the other skill's name, its title and most of its
+    // words; the answer holds every word of the query once, in its body.
+    let out = binary()
+        .args(["search", "static visual artwork museum quality", "--json"])
+        .current_dir(work.path())
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", cache.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let skills: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["metadata"]["skill"].as_str())
+        .collect();
+    assert_eq!(skills.first(), Some(&"canvas"), "{hits:#}");
+}
+
+#[test]
+fn judged_answers_count_and_what_is_left_to_judge_is_listed() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    two_sources(work.path());
+    let queries = work.path().join("queries.json");
+    std::fs::write(
+        &queries,
+        json!({"queries": [
+            {"query": "merge pdf files", "expect": ["pdf"], "kind": "plain"},
+            {"query": "looping animated gif", "expect": ["gif"], "kind": "plain"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let queries = queries.to_str().unwrap();
+    let merge = "others:skills/merge-pdfs/SKILL.md";
+
+    // The own source has no pdf skill: the other's is no answer yet, and
+    // it heads what is left to judge.
+    let report = eval(
+        work.path(),
+        cache.path(),
+        &["--queries", queries, "--answer-sources", "own"],
+    );
+    assert_eq!(report["keyword"]["top3"], 0.5, "{report:#}");
+    let unjudged = report["keyword_unjudged"].as_array().unwrap();
+    assert_eq!(
+        (unjudged[0]["query"].as_str(), unjudged[0]["key"].as_str()),
+        (Some("merge pdf files"), Some(merge)),
+        "{report:#}"
+    );
+    assert_eq!(unjudged[0]["rank"], 1);
+
+    // Judged a right answer, it is one, and no longer to judge.
+    let judgments = work.path().join("judgments.json");
+    let judged = |relevant: bool, query: &str| {
+        json!({"corpus": "test", "judgments": [
+            {"query": query, "key": merge, "relevant": relevant, "why": "merges PDFs"}
+        ]})
+        .to_string()
+    };
+    std::fs::write(&judgments, judged(true, "merge pdf files")).unwrap();
+    let with = [
+        "--queries",
+        queries,
+        "--answer-sources",
+        "own",
+        "--judgments",
+    ];
+    let args = [&with[..], &[judgments.to_str().unwrap()]].concat();
+    let report = eval(work.path(), cache.path(), &args);
+    assert_eq!(
+        (&report["keyword"]["top1"], &report["keyword"]["top3"]),
+        (&json!(1.0), &json!(1.0)),
+        "{report:#}"
+    );
+    let left: Vec<&str> = report["keyword_unjudged"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|u| u["key"].as_str())
+        .collect();
+    assert!(!left.contains(&merge), "{left:?}");
+
+    // Judged a wrong one, it stays a miss but is judged.
+    std::fs::write(&judgments, judged(false, "merge pdf files")).unwrap();
+    let report = eval(work.path(), cache.path(), &args);
+    assert_eq!(report["keyword"]["top3"], 0.5, "{report:#}");
+    assert!(!report["keyword_unjudged"].to_string().contains(merge));
+
+    // A judgment of a query the set does not have is refused, by name.
+    std::fs::write(&judgments, judged(true, "merge pdfs")).unwrap();
+    let out = binary()
+        .arg("eval")
+        .args(&args)
+        .current_dir(work.path())
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", cache.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("judgments.json") && err.contains("\"merge pdfs\""),
+        "{err}"
+    );
+}
