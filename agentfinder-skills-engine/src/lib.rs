@@ -264,7 +264,9 @@ impl Engine {
         } else {
             f64::from(query.semantic_ratio.clamp(0.0, 1.0))
         };
-        let fused = rank::fuse(&[(&keyword, 1.0 - ratio), (&vector, ratio)]);
+        let fused = rank::fuse_by_skill(&[(&keyword, 1.0 - ratio), (&vector, ratio)], |row| {
+            self.skill_of(row)
+        });
         let fused = collapse::name_first(fused, &self.named_rows(query)?);
         let slots = collapse::group(
             &fused,
