@@ -13,19 +13,6 @@ use std::time::{Duration, Instant};
 use common::server::Server;
 use common::*;
 
-/// A repository of `skills` (folder, description, body).
-fn repo_of(origin: &str, skills: &[(&str, &str, &str)]) -> GitRepo {
-    let mut repo = GitRepo::with_origin(origin);
-    for (folder, description, body) in skills {
-        repo.write(
-            &format!("skills/{folder}/SKILL.md"),
-            skill(folder, description, body),
-        );
-    }
-    repo.commit("skills");
-    repo
-}
-
 const SKILLS: &[(&str, &str, &str)] = &[
     (
         "pdf",

@@ -43,12 +43,9 @@ fn repo() -> GitRepo {
 }
 
 fn search(work: &Path, cache: &Path, args: &[&str]) -> std::process::Output {
-    binary()
+    embedded_engine(work, cache)
         .arg("search")
         .args(args)
-        .current_dir(work)
-        .env_remove("MEILI_URL")
-        .env("XDG_CACHE_HOME", cache)
         .output()
         .unwrap()
 }
@@ -199,7 +196,7 @@ fn hybrid_search_uses_the_artifacts_vectors_when_the_model_is_here() {
     assert!(out.status.success(), "{}", stderr(&out));
     // No word in common with "deploy": only the vectors can find it.
     let query = |extra: &[&str]| {
-        let out = binary()
+        let out = embedded_engine(work.path(), cache.path())
             .args([
                 "--config",
                 config.to_str().unwrap(),
@@ -208,9 +205,6 @@ fn hybrid_search_uses_the_artifacts_vectors_when_the_model_is_here() {
                 "--json",
             ])
             .args(extra)
-            .current_dir(work.path())
-            .env_remove("MEILI_URL")
-            .env("XDG_CACHE_HOME", cache.path())
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
@@ -271,11 +265,8 @@ fn agents_get_descriptions_cut_at_1024_characters_without_control_characters() {
         "{result:#}"
     );
 
-    let out = binary()
+    let out = embedded_engine(work.path(), cache.path())
         .args(["find", "merge pdf files", "--out", "found.json"])
-        .current_dir(work.path())
-        .env_remove("MEILI_URL")
-        .env("XDG_CACHE_HOME", cache.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

@@ -13,44 +13,36 @@ use serde_json::{json, Value};
 /// A store in `work` built from two sources: `own`, whose skills the
 /// queries name, and `others`, a collection searched alongside it.
 fn two_sources(work: &Path) -> (GitRepo, GitRepo) {
-    let mut own = GitRepo::new();
-    for (folder, description, body) in [
-        (
-            "canvas",
-            "Visual design as a file",
-            "# Making it\n\nA static visual artwork, saved as a PDF of museum quality.\n",
-        ),
-        (
-            "gif",
-            "Make a looping animated GIF",
-            "# Frames\n\nStitch frames into an animation.\n",
-        ),
-    ] {
-        own.write(
-            &format!("skills/{folder}/SKILL.md"),
-            skill(folder, description, body),
-        );
-    }
-    own.commit("own");
-    let mut others = GitRepo::new();
-    for (folder, description, body) in [
-        (
-            "static",
-            "Static hosting: static sites on a static host",
-            "# Static\n\nStatic files, static pages, static everything.\n",
-        ),
-        (
-            "merge-pdfs",
-            "Merge PDF files into one",
-            "# Merge\n\nJoin the pages of several PDF files.\n",
-        ),
-    ] {
-        others.write(
-            &format!("skills/{folder}/SKILL.md"),
-            skill(folder, description, body),
-        );
-    }
-    others.commit("others");
+    let own = repo_of(
+        "https://github.com/o/own.git",
+        &[
+            (
+                "canvas",
+                "Visual design as a file",
+                "# Making it\n\nA static visual artwork, saved as a PDF of museum quality.\n",
+            ),
+            (
+                "gif",
+                "Make a looping animated GIF",
+                "# Frames\n\nStitch frames into an animation.\n",
+            ),
+        ],
+    );
+    let others = repo_of(
+        "https://github.com/o/others.git",
+        &[
+            (
+                "static",
+                "Static hosting: static sites on a static host",
+                "# Static\n\nStatic files, static pages, static everything.\n",
+            ),
+            (
+                "merge-pdfs",
+                "Merge PDF files into one",
+                "# Merge\n\nJoin the pages of several PDF files.\n",
+            ),
+        ],
+    );
     let config: String = [("own", &own), ("others", &others)]
         .iter()
         .map(|(id, repo)| {
@@ -68,12 +60,9 @@ fn two_sources(work: &Path) -> (GitRepo, GitRepo) {
 
 /// `eval --json` in `work` with `args`, which must succeed.
 fn eval(work: &Path, cache: &Path, args: &[&str]) -> Value {
-    let out = binary()
+    let out = embedded_engine(work, cache)
         .args(["eval", "--json", "--semantic-ratio", "0.5"])
         .args(args)
-        .current_dir(work)
-        .env_remove("MEILI_URL")
-        .env("XDG_CACHE_HOME", cache)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -87,11 +76,8 @@ fn a_skill_holding_most_of_the_words_outranks_one_named_by_one_of_them() {
     two_sources(work.path());
     // `static` is the other skill's name, its title and most of its
     // words; the answer holds every word of the query once, in its body.
-    let out = binary()
+    let out = embedded_engine(work.path(), cache.path())
         .args(["search", "static visual artwork museum quality", "--json"])
-        .current_dir(work.path())
-        .env_remove("MEILI_URL")
-        .env("XDG_CACHE_HOME", cache.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -178,12 +164,9 @@ fn judged_answers_count_and_what_is_left_to_judge_is_listed() {
 
     // A judgment of a query the set does not have is refused, by name.
     std::fs::write(&judgments, judged(true, "merge pdfs")).unwrap();
-    let out = binary()
+    let out = embedded_engine(work.path(), cache.path())
         .arg("eval")
         .args(&args)
-        .current_dir(work.path())
-        .env_remove("MEILI_URL")
-        .env("XDG_CACHE_HOME", cache.path())
         .output()
         .unwrap();
     assert!(!out.status.success());

@@ -79,6 +79,21 @@ pub fn skill(name: &str, description: &str, body: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\n---\n{body}")
 }
 
+/// A repository whose `origin` is `origin`, holding
+/// `skills/<folder>/SKILL.md` for each of `skills` (folder, description,
+/// body), in one commit.
+pub fn repo_of(origin: &str, skills: &[(&str, &str, &str)]) -> GitRepo {
+    let mut repo = GitRepo::with_origin(origin);
+    for (folder, description, body) in skills {
+        repo.write(
+            &format!("skills/{folder}/SKILL.md"),
+            skill(folder, description, body),
+        );
+    }
+    repo.commit("skills");
+    repo
+}
+
 /// The binary, kept off the network (a build without a local model would
 /// otherwise try to download one from the Hub) and off the user's Hugging
 /// Face cache: a model there would make every build embed with a debug
@@ -132,6 +147,18 @@ pub fn present_or_skipped<T>(
     }
     eprintln!("skipped: {missing} ({hint})");
     None
+}
+
+/// The binary in `cwd` with no Meilisearch configured, so `search`,
+/// `eval` and `find` answer from the embedded engine, whose local indexes
+/// go under `cache` (`XDG_CACHE_HOME`).
+pub fn embedded_engine(cwd: &Path, cache: &Path) -> Command {
+    let mut command = binary();
+    command
+        .current_dir(cwd)
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", cache);
+    command
 }
 
 /// Runs the binary in `cwd` (no pipeline.toml there, so defaults apply).
