@@ -37,44 +37,62 @@ impl EvalQuery {
     /// that stands for copies of one skill (`alsoAt`) answers when any of
     /// them does.
     pub fn answered_by(&self, result: &super::SearchResult) -> bool {
-        locations(result).any(|(source, path)| {
-            let labelled = folder_of(path).is_some_and(|f| self.expect.iter().any(|e| e == f))
-                && (self.sources.is_empty() || self.sources.iter().any(|s| s == source));
-            labelled || self.judged.get(&key(source, path)) == Some(&true)
-        }) || (self.expect.contains(&result.metadata.skill)
-            && (self.sources.is_empty() || self.sources.contains(&result.metadata.source_id)))
+        locations(result).any(|at| {
+            let labelled = at
+                .folder
+                .is_some_and(|f| self.expect.iter().any(|e| e == f))
+                && (self.sources.is_empty() || self.sources.iter().any(|s| s == at.source));
+            labelled || self.judged.get(&at.key()) == Some(&true)
+        })
     }
 
     /// Whether a reader said if `result` answers: labelled or judged.
     fn judged_or_labelled(&self, result: &super::SearchResult) -> bool {
-        self.answered_by(result)
-            || locations(result).any(|(source, path)| self.judged.contains_key(&key(source, path)))
+        self.answered_by(result) || locations(result).any(|at| self.judged.contains_key(&at.key()))
     }
 }
 
-/// A result's key in judgments: `<source id>:<path of its SKILL.md>`.
-fn key(source: &str, path: &str) -> String {
-    format!("{source}:{path}")
+/// One place a result is: its source, the path of its SKILL.md, and the
+/// skill folder the labels name.
+struct Location<'r> {
+    source: &'r str,
+    path: &'r str,
+    folder: Option<&'r str>,
 }
 
-/// The folder a SKILL.md is in, which the labels name.
-fn folder_of(path: &str) -> Option<&str> {
-    path.rsplit('/').nth(1)
+impl Location<'_> {
+    /// Its key in judgments: `<source id>:<path of its SKILL.md>`.
+    fn key(&self) -> String {
+        format!("{}:{}", self.source, self.path)
+    }
 }
 
-/// Where a result is: its own source and path, then its copies'.
-fn locations(result: &super::SearchResult) -> impl Iterator<Item = (&str, &str)> {
-    let own = (
-        result.metadata.source_id.as_str(),
-        result.metadata.path.as_str(),
-    );
-    std::iter::once(own).chain(
-        result
-            .metadata
-            .also_at
-            .iter()
-            .filter_map(|at| Some((at.get("source_id")?.as_str()?, at.get("path")?.as_str()?))),
-    )
+/// A result's own key in judgments.
+fn own_key(result: &super::SearchResult) -> String {
+    Location {
+        source: &result.metadata.source_id,
+        path: &result.metadata.path,
+        folder: None,
+    }
+    .key()
+}
+
+/// Where a result is: its own place (whose folder is `metadata.skill`),
+/// then its copies' (whose folder is read from their path).
+fn locations(result: &super::SearchResult) -> impl Iterator<Item = Location<'_>> {
+    let own = Location {
+        source: &result.metadata.source_id,
+        path: &result.metadata.path,
+        folder: Some(&result.metadata.skill),
+    };
+    std::iter::once(own).chain(result.metadata.also_at.iter().filter_map(|at| {
+        let path = at.get("path")?.as_str()?;
+        Some(Location {
+            source: at.get("source_id")?.as_str()?,
+            path,
+            folder: path.rsplit('/').nth(1),
+        })
+    }))
 }
 
 /// A result in a query's first three that neither its labels nor a
@@ -335,7 +353,7 @@ impl Tally {
                 if !query.judged_or_labelled(result) {
                     self.unjudged.push(Unjudged {
                         query: query.query.clone(),
-                        key: key(&result.metadata.source_id, &result.metadata.path),
+                        key: own_key(result),
                         rank: at + 1,
                         name: result.display_name.clone(),
                         about: result.description.clone(),
@@ -490,7 +508,7 @@ mod tests {
     }
 
     fn located(source: &str, path: &str, also_at: serde_json::Value) -> super::super::SearchResult {
-        let skill = folder_of(path).unwrap_or(path);
+        let skill = path.rsplit('/').nth(1).unwrap_or(path);
         serde_json::from_value(serde_json::json!({
             "identifier": path, "displayName": skill, "description": "about", "mediaType": "m",
             "url": "", "score": 1.0,
