@@ -92,6 +92,32 @@ fn a_skill_holding_most_of_the_words_outranks_one_named_by_one_of_them() {
 }
 
 #[test]
+fn what_a_query_rules_out_does_not_rank_first() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    two_sources(work.path());
+    // Searched whole, "static ... hosting sites" is the other skill's
+    // name, title and body; what the query wants is the artwork.
+    let out = embedded_engine(work.path(), cache.path())
+        .args([
+            "search",
+            "a static visual artwork rather than static hosting for sites",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let skills: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["metadata"]["skill"].as_str())
+        .collect();
+    assert_eq!(skills.first(), Some(&"canvas"), "{hits:#}");
+}
+
+#[test]
 fn judged_answers_count_and_what_is_left_to_judge_is_listed() {
     let work = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();

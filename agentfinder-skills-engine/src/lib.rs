@@ -324,10 +324,13 @@ impl Engine {
     /// [`TYPO_MIN_LENGTH`] letters may be one typo away (Meilisearch's
     /// default), but not on its first letter. A row's score is the sum of
     /// the two, times the square of the share of the query's words it
-    /// holds ([`coverage`]).
+    /// holds ([`coverage`]). What the query rules out is not searched
+    /// ([`agentfinder_skills_reader::rank::without_ruled_out`]).
     fn keyword_rows(&self, query: &EngineQuery<'_>) -> Result<Vec<u32>, EngineError> {
         let inner = &self.inner;
-        let words = self.query_words(query.text);
+        let words = self.query_words(&agentfinder_skills_reader::rank::without_ruled_out(
+            query.text,
+        ));
         if words.is_empty() {
             return Ok(Vec::new());
         }

@@ -1,5 +1,6 @@
 //! What both engines share about ranking (pure): the words of a query
-//! neither matches on, and when a best match is too weak to be an answer.
+//! neither matches on, the part of a query that rules something out, and
+//! when a best match is too weak to be an answer.
 //!
 //! Measured through the real pipeline on a real Meilisearch 1.50 over the
 //! 89 answerable queries of `fixtures/eval/queries.json`, the engines rank
@@ -27,6 +28,102 @@ pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS
         .iter()
         .any(|stop| stop.eq_ignore_ascii_case(word))
+}
+
+/// Phrases after which a query names what it does not want ("a slide deck
+/// rather than a Word document"), lowercase.
+pub const RULING_OUT: &[&str] = &[
+    "rather than",
+    "instead of",
+    "as opposed to",
+    "other than",
+    "but not",
+    "and not",
+];
+
+/// Words that end a part ruled out: the query goes on to what it wants
+/// ("rather than slides, and keep it short").
+const CLAUSE_WORDS: &[&str] = &["and", "but", "so", "then", "because", "while", "with"];
+
+/// `query` without the parts that rule something out: from a phrase of
+/// [`RULING_OUT`] to the end of its clause (a `,;.!?()` or one of
+/// [`CLAUSE_WORDS`]). Both engines search what is left, since matching the
+/// words a query rules out ranks exactly the skills it does not want first
+/// (among 18,434 distractors, "a spreadsheet rather than slides" found
+/// slide makers). A query that would be left with no word of its own is
+/// kept whole.
+pub fn without_ruled_out(query: &str) -> std::borrow::Cow<'_, str> {
+    // ASCII lowercasing keeps every byte where it was.
+    let lower = query.to_ascii_lowercase();
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut from = 0;
+    while let Some((start, cue)) = RULING_OUT
+        .iter()
+        .filter_map(|cue| find_phrase(&lower, cue, from).map(|at| (at, *cue)))
+        .min()
+    {
+        let end = clause_end(&lower, start + cue.len());
+        cuts.push((start, end));
+        from = end;
+    }
+    if cuts.is_empty() {
+        return std::borrow::Cow::Borrowed(query);
+    }
+    let mut kept = String::with_capacity(query.len());
+    let mut at = 0;
+    for (start, end) in cuts {
+        kept.push_str(query[at..start].trim_end());
+        if query[end..].starts_with(char::is_alphanumeric) {
+            kept.push(' ');
+        }
+        at = end;
+    }
+    kept.push_str(&query[at..]);
+    let kept = kept.split_whitespace().collect::<Vec<_>>().join(" ");
+    let meaningful = kept
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| !word.is_empty() && !is_stop_word(word));
+    if meaningful {
+        std::borrow::Cow::Owned(kept)
+    } else {
+        std::borrow::Cow::Borrowed(query)
+    }
+}
+
+/// Where `phrase` first starts in `text` at or after `from`, as whole words.
+fn find_phrase(text: &str, phrase: &str, from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(found) = text.get(at..)?.find(phrase) {
+        let start = at + found;
+        let end = start + phrase.len();
+        let before = text[..start].chars().next_back();
+        let after = text[end..].chars().next();
+        if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
+            return Some(start);
+        }
+        at = end;
+    }
+    None
+}
+
+/// Where the clause going on at `from` ends in `text` (lowercase).
+fn clause_end(text: &str, from: usize) -> usize {
+    let mut word_start = None;
+    for (i, c) in text[from..].char_indices().map(|(i, c)| (from + i, c)) {
+        if ",;.!?()".contains(c) {
+            return i;
+        }
+        if c.is_alphanumeric() {
+            word_start.get_or_insert(i);
+            continue;
+        }
+        if let Some(start) = word_start.take() {
+            if CLAUSE_WORDS.contains(&&text[start..i]) {
+                return start;
+            }
+        }
+    }
+    text.len()
 }
 
 /// Below this vector similarity (Meilisearch's scale: `(1 + cosine) / 2`,
@@ -79,6 +176,44 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted, STOP_WORDS, "sorted, once each");
+    }
+
+    #[test]
+    fn what_a_query_rules_out_is_not_searched() {
+        let cases = [
+            (
+                "put the quarterly numbers in a spreadsheet rather than slides",
+                "put the quarterly numbers in a spreadsheet",
+            ),
+            (
+                "a slide deck rather than a Word document, with speaker notes",
+                "a slide deck, with speaker notes",
+            ),
+            (
+                "Instead of slides, chart the numbers and not a table",
+                ", chart the numbers",
+            ),
+            (
+                "visual styling with a named theme rather than the company brand",
+                "visual styling with a named theme",
+            ),
+            // A cue inside a word is no cue; nothing to rule out.
+            (
+                "notable otherthan rather thanks",
+                "notable otherthan rather thanks",
+            ),
+            (
+                "merge two pdf files into one",
+                "merge two pdf files into one",
+            ),
+            // Nothing of its own would be left: kept whole.
+            ("rather than slides", "rather than slides"),
+            // Not ASCII: cut at the same characters.
+            ("un résumé rather than a CV", "un résumé"),
+        ];
+        for (query, wanted) in cases {
+            assert_eq!(without_ruled_out(query), wanted, "{query}");
+        }
     }
 
     #[test]

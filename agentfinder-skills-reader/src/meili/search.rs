@@ -166,6 +166,9 @@ async fn keyword_or_hybrid(
 ) -> Result<(Vec<(Value, f64)>, Option<f64>), MeiliError> {
     let client = config.client()?;
     let index = client.index(&options.index);
+    // Meilisearch embeds `q` for the vector half too: neither half sees
+    // what the query rules out.
+    let query: &str = &crate::rank::without_ruled_out(query);
     let run = |distinct: bool, limit: usize| {
         let index = &index;
         async move {

@@ -26,6 +26,7 @@ use agentfinder_skills_engine::batches::BatchError;
 use agentfinder_skills_engine::{cache, Batches, Engine, EngineQuery, Turns};
 use agentfinder_skills_reader::local::{LocalQuery, LocalSearch};
 use agentfinder_skills_reader::meili::SearchResponse;
+use agentfinder_skills_reader::rank::without_ruled_out;
 use agentfinder_skills_reader::store::{Store, StoreOptions};
 
 /// The embedded engine over the store a command names.
@@ -325,14 +326,12 @@ impl LocalSearch for EmbeddedSearch {
         Box::pin(async move {
             let engine = self.engine(query.store.as_deref()).await?;
             // The vector first (in a batch with other queries), then the
-            // search in its turn.
+            // search in its turn; the vector of what the query wants, as
+            // the keywords are.
             let (vector, why_not) = match query.semantic_ratio {
                 Some(ratio) if ratio > 0.0 && engine.dimensions() > 0 => {
-                    match self
-                        .queries
-                        .vector(&engine, &query.text, query.start_by)
-                        .await
-                    {
+                    let wanted = without_ruled_out(&query.text);
+                    match self.queries.vector(&engine, &wanted, query.start_by).await {
                         Ok(v) => (Some(v), None),
                         Err(NoVector::Late(why)) => return Err(why),
                         Err(NoVector::Unavailable(why)) => (None, Some(why)),
