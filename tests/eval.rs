@@ -76,19 +76,12 @@ fn a_skill_holding_most_of_the_words_outranks_one_named_by_one_of_them() {
     two_sources(work.path());
     // `static` is the other skill's name, its title and most of its
     // words; the answer holds every word of the query once, in its body.
-    let out = embedded_engine(work.path(), cache.path())
-        .args(["search", "static visual artwork museum quality", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let skills: Vec<&str> = hits
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|h| h["metadata"]["skill"].as_str())
-        .collect();
-    assert_eq!(skills.first(), Some(&"canvas"), "{hits:#}");
+    let (first, hits) = first_skill(
+        work.path(),
+        cache.path(),
+        "static visual artwork museum quality",
+    );
+    assert_eq!(first.as_deref(), Some("canvas"), "{hits:#}");
 }
 
 #[test]
@@ -98,23 +91,65 @@ fn what_a_query_rules_out_does_not_rank_first() {
     two_sources(work.path());
     // Searched whole, "static ... hosting sites" is the other skill's
     // name, title and body; what the query wants is the artwork.
-    let out = embedded_engine(work.path(), cache.path())
-        .args([
-            "search",
-            "a static visual artwork rather than static hosting for sites",
-            "--json",
-        ])
+    let (first, hits) = first_skill(
+        work.path(),
+        cache.path(),
+        "a static visual artwork rather than static hosting for sites",
+    );
+    assert_eq!(first.as_deref(), Some("canvas"), "{hits:#}");
+}
+
+#[test]
+fn an_identifier_is_found_as_written() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let repo = repo_of(
+        "https://github.com/o/tools.git",
+        &[
+            (
+                "webapp-testing",
+                "Test a web app in a browser",
+                "# Start\n\nRun `python scripts/with_server.py` first, then the tests.\n",
+            ),
+            (
+                "helpers",
+                "Small helpers",
+                "# Helpers\n\nA server for files in py.\n",
+            ),
+            (
+                "runner",
+                "Run jobs on a schedule",
+                "# Runner\n\nThe server runs jobs in py.\n",
+            ),
+        ],
+    );
+    let config = format!(
+        "[[sources]]\nid = \"tools\"\nlocation = \"{}\"\n",
+        repo.path().display()
+    );
+    std::fs::write(work.path().join("pipeline.toml"), config).unwrap();
+    let out = run(work.path(), &["build", "--no-embed"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Word by word, `with_server.py` is "server" and "py" (and the stop
+    // word "with"), which the other skills hold too, in shorter text.
+    let (first, hits) = first_skill(work.path(), cache.path(), "with_server.py");
+    assert_eq!(first.as_deref(), Some("webapp-testing"), "{hits:#}");
+}
+
+/// The skill `search --json` in `work` ranks first for `query`, and the hits.
+fn first_skill(work: &Path, cache: &Path, query: &str) -> (Option<String>, Value) {
+    let out = embedded_engine(work, cache)
+        .args(["search", query, "--json"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let skills: Vec<&str> = hits
+    let first = hits
         .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|h| h["metadata"]["skill"].as_str())
-        .collect();
-    assert_eq!(skills.first(), Some(&"canvas"), "{hits:#}");
+        .and_then(|hits| hits.first())
+        .and_then(|hit| hit["metadata"]["skill"].as_str())
+        .map(str::to_string);
+    (first, hits)
 }
 
 #[test]

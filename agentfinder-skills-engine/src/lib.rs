@@ -18,6 +18,7 @@
 pub mod batches;
 pub mod cache;
 pub mod collapse;
+pub mod compounds;
 pub mod coverage;
 pub mod local_index;
 pub mod nearest;
@@ -324,13 +325,13 @@ impl Engine {
     /// [`TYPO_MIN_LENGTH`] letters may be one typo away (Meilisearch's
     /// default), but not on its first letter. A row's score is the sum of
     /// the two, times the square of the share of the query's words it
-    /// holds ([`coverage`]). What the query rules out is not searched
+    /// holds ([`coverage`]). A compound such as `with_server.py` also
+    /// counts as a phrase ([`compounds`]). What the query rules out is not searched
     /// ([`agentfinder_skills_reader::rank::without_ruled_out`]).
     fn keyword_rows(&self, query: &EngineQuery<'_>) -> Result<Vec<u32>, EngineError> {
         let inner = &self.inner;
-        let words = self.query_words(&agentfinder_skills_reader::rank::without_ruled_out(
-            query.text,
-        ));
+        let wanted = agentfinder_skills_reader::rank::without_ruled_out(query.text);
+        let words = self.query_words(&wanted);
         if words.is_empty() {
             return Ok(Vec::new());
         }
@@ -362,9 +363,20 @@ impl Engine {
                 ));
             }
         }
+        let phrases = match inner.index.tokenizer_for_field(fields[0]) {
+            Ok(mut analyzer) => {
+                let weighted: Vec<(Field, f32)> = WEIGHTED_FIELDS
+                    .iter()
+                    .zip(fields)
+                    .map(|((_, weight), field)| (*field, *weight))
+                    .collect();
+                compounds::phrase_clauses(&compounds::compounds(&mut analyzer, &wanted), &weighted)
+            }
+            Err(_) => Vec::new(),
+        };
         let searcher = inner.reader.searcher();
         let mut scores: HashMap<DocAddress, f32> = HashMap::new();
-        for clauses in [body, names] {
+        for clauses in [body, names, phrases] {
             if clauses.is_empty() {
                 continue;
             }

@@ -39,6 +39,7 @@ pub const RULING_OUT: &[&str] = &[
     "other than",
     "but not",
     "and not",
+    ", not",
 ];
 
 /// Words that end a part ruled out: the query goes on to what it wants
