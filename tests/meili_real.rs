@@ -501,3 +501,44 @@ async fn a_source_that_cannot_be_read_is_not_dropped_from_the_live_index() {
     );
     fx.drop_index(&config).await;
 }
+
+#[tokio::test]
+async fn copies_of_a_skill_are_one_result_with_the_others_listed() {
+    let Some(config) = meili() else { return };
+    let mut fx = Fixture::new();
+    // The gif skill copied into another folder: the same card.
+    fx.repo.write(
+        "vendor/skills/gif/SKILL.md",
+        skill(
+            "gif",
+            "Make tiny looping animated GIFs for chat reactions",
+            "# Frames\n\nDraw eight frames and loop them as an emoji.\n",
+        ),
+    );
+    fx.repo.commit("a copy");
+    fx.build();
+    sync(&fx.store(), &config, &fx.options()).await.unwrap();
+    let response = agentfinder_skills_reader::meili::search_detailed(
+        &config,
+        "looping animated GIFs",
+        &fx.search_options(),
+    )
+    .await
+    .unwrap();
+    let gifs: Vec<_> = response
+        .results
+        .iter()
+        .filter(|r| r.metadata.skill == "gif")
+        .collect();
+    assert_eq!(gifs.len(), 1, "{:?}", response.results);
+    let paths = ["skills/gif/SKILL.md", "vendor/skills/gif/SKILL.md"];
+    let other = paths.iter().find(|p| **p != gifs[0].metadata.path).unwrap();
+    let listed: Vec<&str> = gifs[0]
+        .metadata
+        .also_at
+        .iter()
+        .filter_map(|at| at["path"].as_str())
+        .collect();
+    assert_eq!(listed, [*other], "{:?}", gifs[0].metadata.also_at);
+    fx.drop_index(&config).await;
+}

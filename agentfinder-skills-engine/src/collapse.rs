@@ -7,7 +7,8 @@
 //! answer. Skills that present themselves alike (the same *card*: name and
 //! description, compared without case or spacing) are one result here, at
 //! the rank of the best of them, with the others' locations listed; the
-//! one shown is the oldest copy, the likeliest original ([`representative`]).
+//! one shown is the oldest copy, the likeliest original
+//! ([`agentfinder_skills_reader::copies::oldest`]).
 //!
 //! A query that is a skill's very name finds that skill first
 //! ([`name_first`]): users who type `pdf` or `docx-fill` want the skill of
@@ -76,23 +77,6 @@ pub fn group(
     slots
 }
 
-/// Which member of a slot stands for it: the one whose SKILL.md reached
-/// its content earliest (`last_updated`, RFC 3339 in UTC, so its text
-/// orders as its time), an original before the copies made of it; ties,
-/// and members with no date, go to the better ranked.
-pub fn representative(members: &[Member], last_updated: impl Fn(u32) -> Option<String>) -> usize {
-    let mut best: Option<(usize, String)> = None;
-    for (at, member) in members.iter().enumerate() {
-        let Some(date) = last_updated(member.row).filter(|d| !d.is_empty()) else {
-            continue;
-        };
-        if best.as_ref().is_none_or(|(_, earliest)| date < *earliest) {
-            best = Some((at, date));
-        }
-    }
-    best.map_or(0, |(at, _)| at)
-}
-
 /// `fused` with the rows in `named` (the skill documents of skills whose
 /// name is the query) moved first, in their order in `fused`, at the best
 /// score of the ranking; rows in `named` that `fused` lacks follow them,
@@ -120,39 +104,7 @@ pub fn name_first(fused: Vec<(u32, f64)>, named: &[u32]) -> Vec<(u32, f64)> {
     ordered
 }
 
-/// A skill's name as a query typed to find it is compared: lowercase, and
-/// every run of characters that are not letters or digits one hyphen, at
-/// neither end (`PDF Tools`, `pdf_tools` and `pdf-tools` are one name).
-pub fn name_key(text: &str) -> String {
-    let mut key = String::with_capacity(text.len());
-    let mut gap = false;
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            if gap && !key.is_empty() {
-                key.push('-');
-            }
-            gap = false;
-            key.extend(c.to_lowercase());
-        } else {
-            gap = true;
-        }
-    }
-    key
-}
-
-/// A skill's card, what copies of it share: its name and description,
-/// compared without case or spacing. `None` without a description (two
-/// skills of one name and no description may be anything).
-pub fn card_text(name: &str, description: &str) -> Option<String> {
-    let words = |text: &str| -> String {
-        text.split_whitespace()
-            .map(str::to_lowercase)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let description = words(description);
-    (!description.is_empty()).then(|| format!("{}\n{description}", name_key(name)))
-}
+pub use agentfinder_skills_reader::copies::{card_text, name_key};
 
 #[cfg(test)]
 mod tests {
@@ -180,41 +132,6 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_copy_stands_for_the_others() {
-        let members = [
-            Member {
-                skill: 1,
-                row: 0,
-                score: 0.9,
-            },
-            Member {
-                skill: 2,
-                row: 1,
-                score: 0.8,
-            },
-            Member {
-                skill: 3,
-                row: 2,
-                score: 0.7,
-            },
-        ];
-        let dates = |row: u32| {
-            [
-                Some("2026-05-01T00:00:00Z".to_string()),
-                Some("2026-02-04T02:09:36Z".to_string()),
-                None,
-            ][row as usize]
-                .clone()
-        };
-        assert_eq!(representative(&members, dates), 1);
-        assert_eq!(representative(&members, |_| None), 0);
-        assert_eq!(
-            representative(&members, |_| Some("2026-01-01T00:00:00Z".into())),
-            0
-        );
-    }
-
-    #[test]
     fn a_skill_named_as_the_query_goes_first() {
         let fused = vec![(5, 0.9), (3, 0.6), (8, 0.5)];
         assert_eq!(
@@ -222,18 +139,5 @@ mod tests {
             [(8, 0.9), (2, 0.9), (5, 0.9), (3, 0.6)]
         );
         assert_eq!(name_first(fused.clone(), &[]), fused);
-    }
-
-    #[test]
-    fn names_compare_without_case_or_separators() {
-        assert_eq!(name_key("PDF Tools"), "pdf-tools");
-        assert_eq!(name_key("  pdf__tools!"), "pdf-tools");
-        assert_eq!(name_key("docx"), "docx");
-        assert_eq!(name_key("--"), "");
-        assert_eq!(
-            card_text("PDF", "Read  PDF\nfiles"),
-            Some("pdf\nread pdf files".into())
-        );
-        assert_eq!(card_text("pdf", "  "), None);
     }
 }

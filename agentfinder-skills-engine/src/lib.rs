@@ -37,6 +37,7 @@ use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, Index, IndexReader, Term};
 
 use agentfinder_skills_reader::contract::ArtifactLocation;
+use agentfinder_skills_reader::copies;
 use agentfinder_skills_reader::meili::SearchResponse;
 use agentfinder_skills_reader::sources::ArtifactSet;
 use agentfinder_skills_reader::store::Store;
@@ -97,9 +98,6 @@ fn is_name_field(field: Field, fields: &[Field; 8]) -> bool {
 /// every vector was 74% of a hybrid search over 124,792 documents (192 MB
 /// of f32 a query).
 pub const SHORTLIST: usize = 2_000;
-
-/// Other locations of a result's copies listed in its `also_at`.
-pub const ALSO_AT: usize = 20;
 
 /// Most skills a query that is a name puts first.
 const NAMED: usize = 20;
@@ -520,8 +518,8 @@ impl Engine {
     }
 
     /// The document a result shows, and its skill: the best row of the
-    /// slot's [`collapse::representative`], with the other copies'
-    /// locations in `also_at` (at most [`ALSO_AT`]).
+    /// slot's oldest copy ([`copies::oldest`]), with the other copies'
+    /// locations in `also_at` (at most [`copies::ALSO_AT`]).
     fn slot_document(&self, slot: &collapse::Slot) -> Option<(Value, u64)> {
         let considered = &slot.members[..slot.members.len().min(MEMBERS_READ)];
         let docs: Vec<Option<Value>> = if considered.len() > 1 {
@@ -532,11 +530,7 @@ impl Engine {
         let shown = if docs.is_empty() {
             0
         } else {
-            collapse::representative(considered, |row| {
-                let at = considered.iter().position(|m| m.row == row)?;
-                let doc = docs.get(at)?.as_ref()?;
-                Some(doc.get("last_updated")?.as_str()?.to_string())
-            })
+            copies::oldest(docs.iter().map(Option::as_ref))
         };
         let member = considered.get(shown)?;
         let mut doc = match docs.get(shown) {
@@ -548,16 +542,8 @@ impl Engine {
             .enumerate()
             .filter(|(at, _)| *at != shown)
             .filter_map(|(_, doc)| doc.as_ref())
-            .take(ALSO_AT)
-            .map(|other| {
-                let field = |key: &str| other.get(key).cloned().unwrap_or(Value::Null);
-                serde_json::json!({
-                    "source_id": field("source"),
-                    "repo": field("repo"),
-                    "path": field("path"),
-                    "url": field("url"),
-                })
-            })
+            .take(copies::ALSO_AT)
+            .map(copies::location)
             .collect();
         if let (false, Some(object)) = (also_at.is_empty(), doc.as_object_mut()) {
             object.insert("also_at".to_string(), Value::Array(also_at));

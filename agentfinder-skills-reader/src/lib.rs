@@ -9,7 +9,8 @@
 //! [`sources`] knows where many sources live in one store and what a
 //! many-source run reports.
 //!
-//! [`rank`] holds what both engines share about ranking (stop words).
+//! [`rank`] holds what both engines share about ranking (stop words), and
+//! [`copies`] how both show copies of a skill.
 //!
 //! [`topgun`] holds TopGun's registry contract (the unified result schema,
 //! its normalisation, the adapter object and FindSkills output).
@@ -23,6 +24,7 @@ pub mod answer;
 pub mod artifact;
 pub mod cli;
 pub mod contract;
+pub mod copies;
 pub mod documents;
 pub mod find;
 pub mod local;

@@ -193,11 +193,18 @@ async fn keyword_or_hybrid(
         }
     };
     let grouped_here = !options.all_sections;
-    let results = match run(!options.all_sections, options.limit).await {
+    // Copies of a skill are one result: enough hits that a page of
+    // results survives their grouping.
+    let wanted = if options.all_sections {
+        options.limit
+    } else {
+        (options.limit * COPIES_FETCHED).min(options.limit.max(MAX_FETCHED))
+    };
+    let results = match run(!options.all_sections, wanted).await {
         Err(MeiliError::Rejected { message, .. })
             if grouped_here && message.contains("distinct") =>
         {
-            run(false, options.limit * 10).await?
+            run(false, wanted * 10).await?
         }
         other => other?,
     };
@@ -216,11 +223,23 @@ async fn keyword_or_hybrid(
         .hits
         .into_iter()
         .map(|hit| (hit.result, hit.ranking_score.unwrap_or(0.0)));
-    Ok((
-        best_per_skill(hits, options.all_sections, options.limit),
-        similarity,
-    ))
+    let hits = best_per_skill(hits, options.all_sections, wanted);
+    let hits = if options.all_sections {
+        hits
+    } else {
+        crate::copies::collapse_hits(hits, options.limit)
+    };
+    Ok((hits, similarity))
 }
+
+/// Hits asked of Meilisearch per result wanted, for copies to fold into
+/// (AgentWorkers/skills holds up to 60 copies of one skill; a few per
+/// result is what a page of its results held).
+pub const COPIES_FETCHED: usize = 4;
+
+/// Most hits asked for one page of results (past it, a page may come
+/// back short of copies folded in further down).
+pub const MAX_FETCHED: usize = 200;
 
 /// The document field one hit per skill is grouped on (schema 3).
 pub const SKILL_KEY_FIELD: &str = "skill_key";
