@@ -70,33 +70,22 @@ fn eval(work: &Path, cache: &Path, args: &[&str]) -> Value {
 }
 
 #[test]
-fn a_skill_holding_most_of_the_words_outranks_one_named_by_one_of_them() {
+fn the_skill_a_query_wants_outranks_one_named_by_its_other_words() {
     let work = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
     two_sources(work.path());
-    // `static` is the other skill's name, its title and most of its
-    // words; the answer holds every word of the query once, in its body.
-    let (first, hits) = first_skill(
-        work.path(),
-        cache.path(),
+    let cases = [
+        // `static` is the other skill's name, its title and most of its
+        // words; the answer holds every word of the query once, in its body.
         "static visual artwork museum quality",
-    );
-    assert_eq!(first.as_deref(), Some("canvas"), "{hits:#}");
-}
-
-#[test]
-fn what_a_query_rules_out_does_not_rank_first() {
-    let work = tempfile::tempdir().unwrap();
-    let cache = tempfile::tempdir().unwrap();
-    two_sources(work.path());
-    // Searched whole, "static ... hosting sites" is the other skill's
-    // name, title and body; what the query wants is the artwork.
-    let (first, hits) = first_skill(
-        work.path(),
-        cache.path(),
+        // Searched whole, "static ... hosting sites" is the other skill's
+        // name, title and body; what the query wants is the artwork.
         "a static visual artwork rather than static hosting for sites",
-    );
-    assert_eq!(first.as_deref(), Some("canvas"), "{hits:#}");
+    ];
+    for query in cases {
+        let (first, hits) = first_skill(work.path(), cache.path(), query);
+        assert_eq!(first.as_deref(), Some("canvas"), "{query}: {hits:#}");
+    }
 }
 
 #[test]

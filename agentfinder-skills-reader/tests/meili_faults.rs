@@ -729,5 +729,11 @@ async fn a_server_without_search_time_distinct_is_grouped_in_the_client() {
     assert_eq!(bodies.len(), 2);
     assert_eq!(bodies[0]["distinct"], "skill_key");
     assert!(bodies[1].get("distinct").is_none());
-    assert_eq!(bodies[1]["limit"], 20, "more hits asked for, to group");
+    // Hits for copies to fold into (4 a result), ten times over to group.
+    let asked = 2 * agentfinder_skills_reader::meili::COPIES_FETCHED * 10;
+    assert_eq!(bodies[1]["limit"], asked, "more hits asked for, to group");
+    assert_eq!(
+        bodies[0]["limit"],
+        2 * agentfinder_skills_reader::meili::COPIES_FETCHED
+    );
 }

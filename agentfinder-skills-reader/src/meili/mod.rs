@@ -27,7 +27,10 @@ pub use health::{health, ping, HealthReport};
 pub use judgments::{Judgment, JudgmentFile, UnknownQuery};
 pub use load::{load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
 pub use retry::RetryPolicy;
-pub use search::{search, search_detailed, SearchOptions, SearchResponse, SearchResult};
+pub use search::{
+    search, search_detailed, SearchOptions, SearchResponse, SearchResult, COPIES_FETCHED,
+    MAX_FETCHED,
+};
 pub use sidecar::{LoadedSource, LoadedState};
 pub use stale::{decide, settings_digest, ArtifactIdentity, Decision, StaleReason};
 
