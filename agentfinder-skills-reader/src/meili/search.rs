@@ -198,13 +198,16 @@ async fn keyword_or_hybrid(
     let wanted = if options.all_sections {
         options.limit
     } else {
-        (options.limit * COPIES_FETCHED).min(options.limit.max(MAX_FETCHED))
+        options
+            .limit
+            .saturating_mul(COPIES_FETCHED)
+            .min(options.limit.max(MAX_FETCHED))
     };
     let results = match run(!options.all_sections, wanted).await {
         Err(MeiliError::Rejected { message, .. })
             if grouped_here && message.contains("distinct") =>
         {
-            run(false, wanted * 10).await?
+            run(false, wanted.saturating_mul(10)).await?
         }
         other => other?,
     };
