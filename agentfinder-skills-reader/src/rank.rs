@@ -97,7 +97,11 @@ fn find_phrase(text: &str, phrase: &str, from: usize) -> Option<usize> {
     while let Some(found) = text.get(at..)?.find(phrase) {
         let start = at + found;
         let end = start + phrase.len();
-        let before = text[..start].chars().next_back();
+        // A phrase that starts at a comma may follow a word directly.
+        let before = text[..start]
+            .chars()
+            .next_back()
+            .filter(|_| phrase.starts_with(char::is_alphanumeric));
         let after = text[end..].chars().next();
         if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
             return Some(start);
@@ -207,6 +211,13 @@ mod tests {
                 "merge two pdf files into one",
                 "merge two pdf files into one",
             ),
+            ("a Word document, not a PDF", "a Word document"),
+            (
+                "meeting prep in Notion, not a research report",
+                "meeting prep in Notion",
+            ),
+            // "not" alone is no contrast: "do not", "notes".
+            ("do not overwrite notes", "do not overwrite notes"),
             // Nothing of its own would be left: kept whole.
             ("rather than slides", "rather than slides"),
             // Not ASCII: cut at the same characters.
