@@ -104,8 +104,6 @@ pub fn name_first(fused: Vec<(u32, f64)>, named: &[u32]) -> Vec<(u32, f64)> {
     ordered
 }
 
-pub use agentfinder_skills_reader::copies::{card_text, name_key};
-
 #[cfg(test)]
 mod tests {
     use super::*;

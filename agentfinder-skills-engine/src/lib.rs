@@ -537,24 +537,19 @@ impl Engine {
             Some(Some(doc)) => doc.clone(),
             _ => self.document(member.row)?,
         };
-        let also_at: Vec<Value> = docs
+        let others = docs
             .iter()
             .enumerate()
             .filter(|(at, _)| *at != shown)
-            .filter_map(|(_, doc)| doc.as_ref())
-            .take(copies::ALSO_AT)
-            .map(copies::location)
-            .collect();
-        if let (false, Some(object)) = (also_at.is_empty(), doc.as_object_mut()) {
-            object.insert("also_at".to_string(), Value::Array(also_at));
-        }
+            .filter_map(|(_, doc)| doc.as_ref());
+        copies::list_others(&mut doc, others);
         Some((doc, member.skill))
     }
 
     /// The skill documents of the skills whose name is the query's
-    /// ([`collapse::name_key`]), within the query's source.
+    /// ([`copies::name_key`]), within the query's source.
     fn named_rows(&self, query: &EngineQuery<'_>) -> Result<Vec<u32>, EngineError> {
-        let key = collapse::name_key(query.text);
+        let key = copies::name_key(query.text);
         if key.is_empty() {
             return Ok(Vec::new());
         }

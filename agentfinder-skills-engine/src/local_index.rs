@@ -64,7 +64,7 @@ pub struct Fields {
     pub source: Field,
     /// `kind`, untokenised.
     pub kind: Field,
-    /// A skill document's name as [`crate::collapse::name_key`] has it,
+    /// A skill document's name as [`agentfinder_skills_reader::copies::name_key`] has it,
     /// untokenised: what a query that is a skill's name matches.
     pub name: Field,
     /// The row of the document in the side files (fast).
@@ -337,12 +337,15 @@ impl Sink {
         let text = |key: &str| doc.get(key).and_then(Value::as_str).unwrap_or_default();
         if let Some(kind) = doc.get("kind").and_then(Value::as_str) {
             tantivy_doc.add_text(self.fields.kind, kind);
-            let name = crate::collapse::name_key(text("skill_name"));
+            let name = agentfinder_skills_reader::copies::name_key(text("skill_name"));
             if kind == agentfinder_skills_reader::contract::KIND_SKILL && !name.is_empty() {
                 tantivy_doc.add_text(self.fields.name, &name);
             }
         }
-        let card = crate::collapse::card_text(text("skill_name"), text("skill_description"));
+        let card = agentfinder_skills_reader::copies::card_text(
+            text("skill_name"),
+            text("skill_description"),
+        );
         tantivy_doc.add_u64(self.fields.row, row);
         self.writer
             .add_document(tantivy_doc)

@@ -49,7 +49,7 @@ pub fn card_text(name: &str, description: &str) -> Option<String> {
 }
 
 /// Where a document's skill is, as an entry of another result's `also_at`.
-pub fn location(doc: &Value) -> Value {
+fn location(doc: &Value) -> Value {
     let field = |key: &str| doc.get(key).cloned().unwrap_or(Value::Null);
     serde_json::json!({
         "source_id": field("source"),
@@ -78,6 +78,15 @@ pub fn oldest<'a>(docs: impl IntoIterator<Item = Option<&'a Value>>) -> usize {
         }
     }
     best.map_or(0, |(at, _)| at)
+}
+
+/// Lists `others` (the other copies of `doc`'s skill, in rank order) in
+/// `doc`'s `also_at`, at most [`ALSO_AT`] of them; nothing without any.
+pub fn list_others<'a>(doc: &mut Value, others: impl IntoIterator<Item = &'a Value>) {
+    let also_at: Vec<Value> = others.into_iter().take(ALSO_AT).map(location).collect();
+    if let (false, Some(object)) = (also_at.is_empty(), doc.as_object_mut()) {
+        object.insert("also_at".to_string(), Value::Array(also_at));
+    }
 }
 
 /// Ranked hits, one per skill, as at most `limit` results: hits of one
@@ -112,10 +121,7 @@ pub fn collapse_hits(hits: Vec<(Value, f64)>, limit: usize) -> Vec<(Value, f64)>
         .map(|(score, mut docs)| {
             let shown = oldest(docs.iter().map(Some));
             let mut doc = docs.remove(shown);
-            let also_at: Vec<Value> = docs.iter().take(ALSO_AT).map(location).collect();
-            if let (false, Some(object)) = (also_at.is_empty(), doc.as_object_mut()) {
-                object.insert("also_at".to_string(), Value::Array(also_at));
-            }
+            list_others(&mut doc, &docs);
             (doc, score)
         })
         .collect()

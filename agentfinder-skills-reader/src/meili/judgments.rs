@@ -10,8 +10,6 @@
 //! A result is named by its key, `<source id>:<path of its SKILL.md>`,
 //! which stays the same for a given commit of its source.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::EvalQuery;
@@ -56,21 +54,18 @@ impl JudgmentFile {
     /// Gives each query its judgments (key → right answer or not). A later
     /// judgment of the same result wins.
     pub fn apply(&self, queries: &mut [EvalQuery]) -> Result<(), UnknownQuery> {
-        let mut by_query: BTreeMap<&str, Vec<&Judgment>> = BTreeMap::new();
-        for (index, judgment) in self.judgments.iter().enumerate() {
-            if !queries.iter().any(|q| q.query == judgment.query) {
-                return Err(UnknownQuery {
-                    index,
-                    query: judgment.query.clone(),
-                });
-            }
-            by_query
-                .entry(judgment.query.as_str())
-                .or_default()
-                .push(judgment);
+        let unknown = self
+            .judgments
+            .iter()
+            .position(|j| !queries.iter().any(|q| q.query == j.query));
+        if let Some(index) = unknown {
+            return Err(UnknownQuery {
+                index,
+                query: self.judgments[index].query.clone(),
+            });
         }
-        for query in queries {
-            for judgment in by_query.get(query.query.as_str()).into_iter().flatten() {
+        for judgment in &self.judgments {
+            for query in queries.iter_mut().filter(|q| q.query == judgment.query) {
                 query.judged.insert(judgment.key.clone(), judgment.relevant);
             }
         }
@@ -81,6 +76,7 @@ impl JudgmentFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn query(text: &str) -> EvalQuery {
         EvalQuery {
