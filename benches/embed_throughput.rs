@@ -9,7 +9,10 @@
 //!
 //! DOCUMENTS.ndjson is an artifact's `hf-skills.ndjson`; `--every K` takes
 //! every K-th distinct text (default 50); `--sections-per-skill N` takes
-//! only the texts `[embed] sections_per_skill = N` embeds. The model comes from
+//! only the texts `[embed] sections_per_skill = N` embeds. Each pass runs
+//! on one core, as in the binary (`embed::one_thread_per_pass`); set
+//! `CANDLE_NUM_THREADS=2` (the cores) for candle's default, each pass
+//! split across the cores. The model comes from
 //! `$AGENTFINDER_MODEL_DIR` or `.cache/models/all-MiniLM-L6-v2`.
 
 use std::collections::HashSet;
@@ -30,6 +33,10 @@ fn fail(message: String) -> ! {
 }
 
 fn main() {
+    println!(
+        "model passes: {:?}",
+        agentfinder_skills::embed::one_thread_per_pass()
+    );
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut file = None;
     let mut every = 50usize;

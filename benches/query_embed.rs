@@ -7,8 +7,9 @@
 //! ```
 //!
 //! `--workers W` runs W forward passes at once, each on its own thread (as
-//! `serve` does with W query workers); set `CANDLE_NUM_THREADS=1
-//! RAYON_NUM_THREADS=1` to keep each pass on one core.
+//! `serve` does with W query workers). Each pass runs on one core, as in
+//! the binary (`embed::one_thread_per_pass`); set `CANDLE_NUM_THREADS=2`
+//! (the cores) to split each pass across the cores, candle's default.
 //!
 //! QUERIES.json is an eval query set (default `fixtures/eval/queries.json`).
 //! The model comes from `$AGENTFINDER_MODEL_DIR` or
@@ -29,6 +30,10 @@ fn fail(message: String) -> ! {
 }
 
 fn main() {
+    println!(
+        "model passes: {:?}",
+        agentfinder_skills::embed::one_thread_per_pass()
+    );
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut file = PathBuf::from("fixtures/eval/queries.json");
     let mut rounds = 3usize;

@@ -7,6 +7,7 @@ mod cache;
 pub mod hub;
 mod model;
 pub mod share;
+mod threads;
 
 use std::path::PathBuf;
 
@@ -19,6 +20,7 @@ pub use crate::config::EmbedDevice;
 
 pub use cache::{cache_key, text_digest, VectorCache};
 pub use model::{ModelError, SentenceModel};
+pub use threads::{one_thread_per_pass, PassThreads};
 
 /// Name of the embedder in `_vectors` and in Meilisearch's settings.
 pub const EMBEDDER_NAME: &str = "default";

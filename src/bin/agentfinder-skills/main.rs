@@ -50,6 +50,8 @@ mod exit {
 }
 
 fn main() -> ExitCode {
+    // Before any thread starts: it sets candle's thread count.
+    agentfinder_skills::embed::one_thread_per_pass();
     let cli = Cli::parse();
     logging::set_global_format(cli.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
