@@ -195,8 +195,11 @@ impl QueryVectors {
                 ..settings.clone()
             };
             let model: OnceLock<Result<QueryEmbedder, String>> = OnceLock::new();
+            // One pass of the model keeps one core busy
+            // (`embed::one_thread_per_pass`): one batch worker per core.
             let batches = Batches::new(
                 "query-vectors",
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
                 QUERY_BATCH,
                 Box::new(move |texts: Vec<String>| {
                     let model = model
