@@ -10,30 +10,6 @@ use agentfinder_skills::embed::SentenceModel;
 use candle_core::Device;
 use common::*;
 
-fn reference() -> (Vec<String>, Vec<Vec<f32>>) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/embeddings/reference.json");
-    let value = read_json(path);
-    let sentences = value["sentences"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_str().unwrap().to_string())
-        .collect();
-    let vectors = value["vectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| {
-            v.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap() as f32)
-                .collect()
-        })
-        .collect();
-    (sentences, vectors)
-}
-
 fn max_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
     a.iter()
@@ -47,7 +23,7 @@ fn vectors_match_the_reference_implementation() {
     let Some(dir) = model_dir() else { return };
     let model = SentenceModel::load(&dir, 256, Device::Cpu).unwrap();
     assert_eq!(model.dimensions, 384);
-    let (sentences, expected) = reference();
+    let (sentences, expected) = reference_embeddings();
     let got = model.embed(&sentences).unwrap();
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         let diff = max_diff(g, e);
@@ -65,7 +41,7 @@ fn vectors_match_the_reference_implementation() {
 fn batching_and_padding_do_not_change_a_vector() {
     let Some(dir) = model_dir() else { return };
     let model = SentenceModel::load(&dir, 256, Device::Cpu).unwrap();
-    let (sentences, _) = reference();
+    let (sentences, _) = reference_embeddings();
     let together = model.embed(&sentences).unwrap();
     for (i, sentence) in sentences.iter().enumerate() {
         let alone = model.embed(std::slice::from_ref(sentence)).unwrap();

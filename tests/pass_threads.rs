@@ -33,28 +33,7 @@ fn passes_run_on_one_thread_each_and_side_by_side_with_the_same_vectors() {
     let model = SentenceModel::load(&dir, 256, Device::Cpu).unwrap();
     // One thread a pass computes the reference implementation's vectors,
     // whether the batches run one after another or side by side.
-    let reference = read_json(
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/embeddings/reference.json"),
-    );
-    let texts: Vec<String> = reference["sentences"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_str().unwrap().to_string())
-        .collect();
-    let expected: Vec<Vec<f32>> = reference["vectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| {
-            v.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap() as f32)
-                .collect()
-        })
-        .collect();
+    let (texts, expected) = reference_embeddings();
     let together = model.embed(&texts).unwrap();
     let apart: Vec<Vec<f32>> = {
         use rayon::prelude::*;

@@ -234,3 +234,29 @@ pub fn commit_documents(cwd: &Path, store: &str, artifact: &str) -> Vec<serde_js
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// The sentences of `fixtures/embeddings/reference.json` and their vectors
+/// from an independent implementation of all-MiniLM-L6-v2.
+pub fn reference_embeddings() -> (Vec<String>, Vec<Vec<f32>>) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/embeddings/reference.json");
+    let value = read_json(path);
+    let sentences = value["sentences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let vectors = value["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+                .collect()
+        })
+        .collect();
+    (sentences, vectors)
+}
