@@ -89,16 +89,12 @@ impl<I: Send + 'static, O: Send + 'static> Batches<I, O> {
         });
         let work: Arc<BatchWork<I, O>> = Arc::from(work);
         let max_batch = max_batch.max(1);
-        let started = (0..workers.max(1))
-            .filter(|n| {
-                let shared = shared.clone();
-                let work = work.clone();
-                std::thread::Builder::new()
-                    .name(format!("{name}-{n}"))
-                    .spawn(move || batch_loop(&shared, max_batch, &*work))
-                    .is_ok()
+        let started = {
+            let shared = shared.clone();
+            crate::workers::start(name, workers, move || {
+                batch_loop(&shared, max_batch, &*work)
             })
-            .count();
+        };
         Self {
             shared,
             running: started > 0,

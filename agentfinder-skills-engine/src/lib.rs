@@ -25,6 +25,7 @@ pub mod nearest;
 pub mod rank;
 pub mod turns;
 pub mod typo;
+pub mod workers;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -85,16 +85,10 @@ impl Turns {
             queue: Mutex::new(Queue::default()),
             ready: Condvar::new(),
         });
-        let mut workers = 0;
-        for n in 0..at_once {
+        let workers = {
             let shared = shared.clone();
-            let started = std::thread::Builder::new()
-                .name(format!("search-{n}"))
-                .spawn(move || work_loop(&shared));
-            if started.is_ok() {
-                workers += 1;
-            }
-        }
+            crate::workers::start("search", at_once, move || work_loop(&shared))
+        };
         Self {
             shared,
             at_once,
@@ -104,7 +98,7 @@ impl Turns {
 
     /// One search at a time per core of this machine.
     pub fn for_this_machine() -> Self {
-        Self::new(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        Self::new(crate::workers::one_per_core())
     }
 
     /// How many run at once.

@@ -199,7 +199,7 @@ impl QueryVectors {
             // (`embed::one_thread_per_pass`): one batch worker per core.
             let batches = Batches::new(
                 "query-vectors",
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
+                agentfinder_skills_engine::workers::one_per_core(),
                 QUERY_BATCH,
                 Box::new(move |texts: Vec<String>| {
                     let model = model
