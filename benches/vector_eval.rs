@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use agentfinder_skills::embed::{embedding_text, SentenceModel};
 use agentfinder_skills_reader::contract::{Document, Manifest, DOCUMENTS_FILE};
-use agentfinder_skills_reader::meili::{scores, EvalQuery, EvalScores};
+use agentfinder_skills_serve::eval::{scores, EvalQuery, EvalScores};
 use candle_core::Device;
 
 #[derive(serde::Deserialize)]

@@ -83,7 +83,7 @@ pub struct EngineConfig {
 impl Default for EngineConfig {
     fn default() -> Self {
         Self {
-            keep_versions: agentfinder_skills_engine::cache::DEFAULT_KEEP,
+            keep_versions: agentfinder_skills_engine::index::cache::DEFAULT_KEEP,
         }
     }
 }

@@ -10,10 +10,57 @@ use std::time::Duration;
 
 use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::meili::{
-    health, search, sync, LoadOutcome, MeiliConfig, SearchOptions, Secret, StaleReason, SyncOptions,
+    health, sync, LoadOutcome, MeiliConfig, Secret, StaleReason, SyncOptions,
 };
 use agentfinder_skills_reader::store::Store;
+use agentfinder_skills_serve::pipeline::{self, Asked, Engine};
+use agentfinder_skills_serve::present::agentfinder::SearchResult;
+use agentfinder_skills_serve::present::present;
 use common::*;
+
+/// What a test searches, and where.
+#[derive(Clone)]
+struct SearchOptions {
+    index: String,
+    asked: Asked,
+}
+
+/// Results of one search through the serving pipeline, as `search --json`
+/// prints them, and why it fell back to keywords if it did.
+struct Searched {
+    results: Vec<SearchResult>,
+    fallback: Option<String>,
+}
+
+async fn search_detailed(
+    config: &MeiliConfig,
+    text: &str,
+    options: &SearchOptions,
+) -> Result<Searched, pipeline::SearchError> {
+    let asked = Asked {
+        text: text.to_string(),
+        ..options.asked.clone()
+    };
+    let engine = Engine::Meili {
+        config,
+        index: &options.index,
+    };
+    let answer = present(pipeline::run(engine, &asked).await?, None);
+    Ok(Searched {
+        results: SearchResult::all(&answer),
+        fallback: answer.notice,
+    })
+}
+
+async fn search(
+    config: &MeiliConfig,
+    text: &str,
+    options: &SearchOptions,
+) -> Result<Vec<SearchResult>, pipeline::SearchError> {
+    search_detailed(config, text, options)
+        .await
+        .map(|s| s.results)
+}
 
 fn meili() -> Option<MeiliConfig> {
     let Ok(url) = std::env::var("MEILI_TEST_URL") else {
@@ -119,10 +166,10 @@ impl Fixture {
     fn search_options(&self) -> SearchOptions {
         SearchOptions {
             index: self.index.clone(),
-            limit: 5,
-            filter: None,
-            all_sections: false,
-            hybrid: None,
+            asked: Asked {
+                limit: 5,
+                ..Asked::default()
+            },
         }
     }
 
@@ -149,7 +196,10 @@ async fn sync_search_noop_live_swap_wipe_and_health() {
     let client = config.client().unwrap();
     let mut stop_words = client.index(&fx.index).get_stop_words().await.unwrap();
     stop_words.sort();
-    assert_eq!(stop_words, agentfinder_skills_reader::rank::STOP_WORDS);
+    assert_eq!(
+        stop_words,
+        agentfinder_skills_reader::rules::query::STOP_WORDS
+    );
 
     let hits = search(&config, "merge pdf files", &fx.search_options())
         .await
@@ -176,7 +226,10 @@ async fn sync_search_noop_live_swap_wipe_and_health() {
         &config,
         "pdf",
         &SearchOptions {
-            all_sections: true,
+            asked: Asked {
+                all_sections: true,
+                ..fx.search_options().asked
+            },
             ..fx.search_options()
         },
     )
@@ -285,12 +338,13 @@ async fn hybrid_search_agrees_with_the_jobs_vectors() {
     // The exact text the job embedded for the gif skill's document.
     let query = "gif: Make tiny looping animated GIFs for chat reactions";
     let options = SearchOptions {
-        hybrid: Some(("default".into(), 1.0)),
+        asked: Asked {
+            semantic_ratio: Some(1.0),
+            ..fx.search_options().asked
+        },
         ..fx.search_options()
     };
-    let response = agentfinder_skills_reader::meili::search_detailed(&config, query, &options)
-        .await
-        .unwrap();
+    let response = search_detailed(&config, query, &options).await.unwrap();
     assert!(response.fallback.is_none(), "{:?}", response.fallback);
     let first = &response.results[0];
     assert_eq!(first.metadata.skill, "gif");
@@ -319,14 +373,16 @@ async fn sections_without_a_vector_load_and_are_found_by_their_words() {
     );
     // The pdf skill's shorter section ("Forms") has no vector.
     let options = SearchOptions {
-        all_sections: true,
-        hybrid: Some(("default".into(), 0.5)),
+        asked: Asked {
+            all_sections: true,
+            semantic_ratio: Some(0.5),
+            ..fx.search_options().asked
+        },
         ..fx.search_options()
     };
-    let response =
-        agentfinder_skills_reader::meili::search_detailed(&config, "fill form fields", &options)
-            .await
-            .unwrap();
+    let response = search_detailed(&config, "fill form fields", &options)
+        .await
+        .unwrap();
     assert!(response.fallback.is_none(), "{:?}", response.fallback);
     assert!(
         response
@@ -455,9 +511,7 @@ async fn a_source_that_cannot_be_read_is_not_dropped_from_the_live_index() {
         matches!(synced.outcome, LoadOutcome::Loaded(_)),
         "{synced:?}"
     );
-    let best = |hits: Vec<agentfinder_skills_reader::meili::SearchResult>| {
-        hits.first().map(|h| h.metadata.skill.clone())
-    };
+    let best = |hits: Vec<SearchResult>| hits.first().map(|h| h.metadata.skill.clone());
     let options = fx.search_options();
     assert_eq!(
         best(
@@ -518,13 +572,9 @@ async fn copies_of_a_skill_are_one_result_with_the_others_listed() {
     fx.repo.commit("a copy");
     fx.build();
     sync(&fx.store(), &config, &fx.options()).await.unwrap();
-    let response = agentfinder_skills_reader::meili::search_detailed(
-        &config,
-        "looping animated GIFs",
-        &fx.search_options(),
-    )
-    .await
-    .unwrap();
+    let response = search_detailed(&config, "looping animated GIFs", &fx.search_options())
+        .await
+        .unwrap();
     let gifs: Vec<_> = response
         .results
         .iter()

@@ -232,6 +232,6 @@ fn the_topgun_adapter_file_describes_what_serve_returns() {
     assert_eq!(result.as_object().unwrap().len(), 10);
     assert_eq!(
         result["raw_metadata"]["envelope"],
-        agentfinder_skills_reader::topgun::UNTRUSTED_OPEN
+        agentfinder_skills_serve::present::topgun::UNTRUSTED_OPEN
     );
 }

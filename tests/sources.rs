@@ -414,7 +414,7 @@ fn find_without_meilisearch_answers_from_the_embedded_engine_in_topguns_shape() 
 
     let out = world.run(&["find", "merge pdf files", "--topgun-home"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let hash = agentfinder_skills_reader::topgun::query_hash("merge pdf files");
+    let hash = agentfinder_skills_serve::present::topgun::query_hash("merge pdf files");
     let path = world
         .home
         .path()
@@ -642,11 +642,11 @@ fn one_index_serves_every_source_in_topguns_contract() {
         assert_eq!(result.as_object().unwrap().len(), 10, "{result}");
         assert_eq!(
             result["raw_metadata"]["envelope"],
-            agentfinder_skills_reader::topgun::UNTRUSTED_OPEN
+            agentfinder_skills_serve::present::topgun::UNTRUSTED_OPEN
         );
         assert_eq!(
             result["raw_metadata"]["end"],
-            agentfinder_skills_reader::topgun::UNTRUSTED_CLOSE
+            agentfinder_skills_serve::present::topgun::UNTRUSTED_CLOSE
         );
         assert_eq!(result["content_sha"].as_str().unwrap().len(), 64);
         assert!(result["last_updated"].is_string());

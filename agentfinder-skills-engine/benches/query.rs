@@ -75,7 +75,7 @@ fn main() {
                     sections: 0,
                 };
                 let started = Instant::now();
-                let found = engine.search(&query).map(|r| r.results.len()).unwrap_or(0);
+                let found = engine.search(&query).map(|r| r.hits.len()).unwrap_or(0);
                 let ms = started.elapsed().as_secs_f64() * 1000.0;
                 times.push(ms);
                 slowest.push((ms, text));

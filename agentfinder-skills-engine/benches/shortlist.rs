@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use agentfinder_skills_engine::nearest::{nearest, Vectors};
-use agentfinder_skills_engine::{CANDIDATES, SHORTLIST};
+use agentfinder_skills_engine::search::{CANDIDATES, SHORTLIST};
 
 fn main() {
     let args: Vec<String> = std::env::args()

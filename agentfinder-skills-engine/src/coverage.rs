@@ -22,6 +22,8 @@ use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, DocSet, Searcher, Term, TERMINATED};
 
+use agentfinder_skills_reader::rules::query::SHARE_POWER;
+
 /// For each candidate, which of `words` (at most 64: bit `i` for word
 /// `i`) it holds in any of `fields`.
 pub fn words_held(
@@ -77,19 +79,10 @@ pub fn words_held(
     Ok(held)
 }
 
-/// How strongly the share of words held weighs: a candidate's score is
-/// its BM25 score times the share to this power. Measured with
-/// `eval --answer-sources anthropics,openai` (keyword top-3, 89 queries):
-/// over 27 skills plus AgentWorkers/skills' 18,434 as distractors, 0.573
-/// with no weighing, 0.719 at power 1, **0.764 at 2**, 0.764 ranking by
-/// the share first (Meilisearch's way); over the 27 skills alone 0.978,
-/// 0.944, **0.944** and 0.921 (paraphrases, whose answers hold few of
-/// their words, lose a little); hybrid top-3 there 0.989 either way.
-pub const POWER: i32 = 2;
-
 /// Ranks `(candidate, score)` by score times the share of the query's
 /// `words` each holds (`held`, as [`words_held`] gives it) to the power
-/// [`POWER`], best first; ties keep their order.
+/// [`SHARE_POWER`] (which both engines share), best first; ties keep
+/// their order.
 pub fn rank<T: Copy>(scored: &[(T, f32)], held: &[u64], words: usize) -> Vec<(T, f32)> {
     let words = words.clamp(1, 64) as f32;
     let mut weighed: Vec<(usize, (T, f32))> = scored
@@ -97,7 +90,7 @@ pub fn rank<T: Copy>(scored: &[(T, f32)], held: &[u64], words: usize) -> Vec<(T,
         .enumerate()
         .map(|(at, &(candidate, score))| {
             let share = held.get(at).map_or(0, |h| h.count_ones()) as f32 / words;
-            (at, (candidate, score * share.powi(POWER)))
+            (at, (candidate, score * share.powi(SHARE_POWER)))
         })
         .collect();
     weighed.sort_by(|a, b| b.1 .1.total_cmp(&a.1 .1).then(a.0.cmp(&b.0)));

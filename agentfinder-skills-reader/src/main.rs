@@ -1,18 +1,19 @@
-//! `agentfinder-skills-reader`: the thin binary a Space runs at start-up and
-//! on refresh (`sync`, `search`, `health`), or as its search service
-//! (`serve`, over Meilisearch). No Markdown, no git, no model.
+//! `agentfinder-skills-reader`: the thin binary a Space runs at start-up
+//! and on refresh (`sync`, `load`, `health`). No Markdown, no git, no
+//! model, no server: searching and serving are the main binary's
+//! (`agentfinder-skills search`, `serve`, `mcp`).
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use agentfinder_skills_reader::cli::{run, ReaderCommand, ServingDefaults};
+use agentfinder_skills_reader::cli::{run, Defaults, SyncCommand};
 
 #[derive(Parser)]
 #[command(
     name = "agentfinder-skills-reader",
     version,
-    about = "Keeps a Meilisearch index in sync with agent-skills artifacts, and searches it."
+    about = "Keeps a Meilisearch index in sync with agent-skills artifacts."
 )]
 struct Cli {
     /// Artifact store used when a command has no --store.
@@ -24,19 +25,15 @@ struct Cli {
     )]
     default_store: String,
     #[command(subcommand)]
-    command: ReaderCommand,
+    command: SyncCommand,
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let defaults = ServingDefaults {
+    let defaults = Defaults {
         store: cli.default_store,
-        store_options: Default::default(),
-        // No engine in this binary: it serves through Meilisearch only, so
-        // the Space that ships it carries neither tantivy nor a model.
-        local: None,
-        index: None,
+        ..Defaults::default()
     };
     match run(cli.command, &defaults).await {
         Ok(code) => ExitCode::from(code),

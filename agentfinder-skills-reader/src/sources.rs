@@ -14,9 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::artifact::{read_manifest, read_manifest_retrying, ReadError};
 use crate::contract::{ArtifactLocation, Manifest, SuccessMarker};
-use crate::meili::ArtifactIdentity;
 use crate::store::{redact_text, Store};
-use crate::topgun::RegistryStatus;
 
 /// Folder of the per-source stores.
 pub const SOURCES_DIR: &str = "sources";
@@ -24,7 +22,21 @@ pub const SOURCES_DIR: &str = "sources";
 pub const RUNS_DIR: &str = "runs";
 /// Unavailable sources from which a run warns: TopGun's threshold, the
 /// same as for registries.
-pub use crate::topgun::UNAVAILABLE_WARNING_AT;
+pub const UNAVAILABLE_WARNING_AT: usize = 3;
+
+/// How a source went in a run, or a registry in a search (TopGun's
+/// `status`): it answered, it answered with an error, or it could not be
+/// reached (down, timed out, rate limited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceStatus {
+    /// It answered (was built).
+    Ok,
+    /// It answered with an error (could not be built).
+    Failed,
+    /// It could not be reached.
+    Unavailable,
+}
 /// Version of the run report's shape.
 pub const RUN_REPORT_VERSION: u32 = 1;
 
@@ -52,6 +64,43 @@ pub async fn list_sources(store: &Store) -> Result<Vec<String>, object_store::Er
         .collect();
     ids.sort();
     Ok(ids)
+}
+
+/// What identifies an artifact's content for loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactIdentity {
+    /// Contract version.
+    pub schema_version: u32,
+    /// Source commit.
+    pub source_commit: String,
+    /// sha256 of the NDJSON.
+    pub documents_sha256: String,
+    /// Documents the NDJSON holds.
+    pub document_count: u64,
+    /// sha256 of the index settings the load applies ([`settings_digest`]).
+    pub settings_sha256: String,
+}
+
+impl ArtifactIdentity {
+    /// The identity of a manifest's artifact.
+    pub fn of(manifest: &Manifest) -> Self {
+        Self {
+            schema_version: manifest.schema_version,
+            source_commit: manifest.source_commit.clone(),
+            documents_sha256: manifest.documents_digest(),
+            document_count: manifest.document_count,
+            settings_sha256: settings_digest(manifest),
+        }
+    }
+}
+
+/// sha256 of the Meilisearch settings `manifest` declares: a new builder
+/// may rank the same documents differently (other stop words, say), and
+/// the live index must then be loaded again under them.
+pub fn settings_digest(manifest: &Manifest) -> String {
+    use sha2::Digest;
+    let text = serde_json::to_string(&manifest.meilisearch.settings).unwrap_or_default();
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
 }
 
 /// One artifact of what a load reads.
@@ -186,7 +235,7 @@ impl ArtifactSet {
             document_count: self.document_count(),
             settings_sha256: self
                 .leading_manifest()
-                .map(crate::meili::settings_digest)
+                .map(settings_digest)
                 .unwrap_or_default(),
         }
     }
@@ -206,20 +255,6 @@ impl ArtifactSet {
             .or_else(|| self.parts.first())
             .map(|p| &p.manifest)
     }
-
-    /// Per source, what the set holds: `(source, commit, documents sha256,
-    /// documents)`, for the loaded-state file.
-    pub fn summary(&self) -> Vec<crate::meili::LoadedSource> {
-        self.parts
-            .iter()
-            .map(|p| crate::meili::LoadedSource {
-                source: p.source.clone().unwrap_or_else(|| ".".into()),
-                source_commit: p.manifest.source_commit.clone(),
-                documents_sha256: p.manifest.documents_digest(),
-                document_count: p.manifest.document_count,
-            })
-            .collect()
-    }
 }
 
 /// How one source went in a run.
@@ -228,7 +263,7 @@ pub struct SourceOutcome {
     /// The source id.
     pub source: String,
     /// `ok`, `failed` or `unavailable`.
-    pub status: RegistryStatus,
+    pub status: SourceStatus,
     /// Why it was not `ok`; `null` when it was.
     pub reason: Option<String>,
     /// Wall time of the source, milliseconds (retries included).
@@ -265,13 +300,13 @@ impl RunReport {
     /// The report of `sources`, counted.
     pub fn new(started_at: String, elapsed_ms: u64, sources: Vec<SourceOutcome>) -> Self {
         let count = |status| sources.iter().filter(|s| s.status == status).count();
-        let unavailable_count = count(RegistryStatus::Unavailable);
+        let unavailable_count = count(SourceStatus::Unavailable);
         Self {
             report_version: RUN_REPORT_VERSION,
             started_at,
             elapsed_ms,
-            ok_count: count(RegistryStatus::Ok),
-            failed_count: count(RegistryStatus::Failed),
+            ok_count: count(SourceStatus::Ok),
+            failed_count: count(SourceStatus::Failed),
             unavailable_count,
             unavailable_warning: unavailable_count >= UNAVAILABLE_WARNING_AT,
             sources,
@@ -291,12 +326,12 @@ impl RunReport {
 
     /// The unavailable sources and their reasons, `id (reason), ...`.
     pub fn unavailable_list(&self) -> String {
-        self.reasons(|status| status == RegistryStatus::Unavailable)
+        self.reasons(|status| status == SourceStatus::Unavailable)
     }
 
     /// The sources whose status `keep` accepts, with their reasons,
     /// `id (reason), ...`.
-    pub fn reasons(&self, keep: impl Fn(RegistryStatus) -> bool) -> String {
+    pub fn reasons(&self, keep: impl Fn(SourceStatus) -> bool) -> String {
         self.sources
             .iter()
             .filter(|s| keep(s.status))
@@ -407,11 +442,11 @@ pub fn reason_text(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn outcome(source: &str, status: RegistryStatus) -> SourceOutcome {
+    fn outcome(source: &str, status: SourceStatus) -> SourceOutcome {
         SourceOutcome {
             source: source.into(),
             status,
-            reason: (status != RegistryStatus::Ok).then(|| "why".to_string()),
+            reason: (status != SourceStatus::Ok).then(|| "why".to_string()),
             latency_ms: 1,
             result_count: 0,
             version: None,
@@ -420,7 +455,7 @@ mod tests {
 
     #[test]
     fn three_unavailable_sources_raise_the_warning() {
-        use RegistryStatus::*;
+        use SourceStatus::*;
         let two = RunReport::new(
             "2026-12-01T10:15:00Z".into(),
             5,

@@ -17,7 +17,7 @@ pub fn meilisearch_config(index: &str, embedder: Option<&EmbedderInfo>) -> Meili
         "filterableAttributes": ["source", "repo", "skill", "skill_key", "kind", "path", "version", "branch", "commit"],
         "sortableAttributes": ["ordinal", "part", "updated_at", "last_updated"],
         "distinctAttribute": null,
-        "stopWords": agentfinder_skills_reader::rank::STOP_WORDS,
+        "stopWords": agentfinder_skills_reader::rules::query::STOP_WORDS,
     });
     if let Some(embedder) = embedder {
         settings["embedders"] = json!({

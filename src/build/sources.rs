@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
+use agentfinder_skills_reader::sources::SourceStatus;
 use agentfinder_skills_reader::sources::{
     prune_runs, reason_text, source_store, RunReport, SourceOutcome, RUNS_KEPT,
 };
 use agentfinder_skills_reader::store::Store;
-use agentfinder_skills_reader::topgun::RegistryStatus;
 
 use super::{build_by, BuildError, BuildRequest, BuildSummary};
 use crate::config::{Config, SourceEntry};
@@ -160,7 +160,7 @@ async fn build_one(
     let outcome = match outcome {
         Ok(summary) => SourceOutcome {
             source: entry.id.clone(),
-            status: RegistryStatus::Ok,
+            status: SourceStatus::Ok,
             reason: None,
             latency_ms,
             result_count: summary.documents,
@@ -176,7 +176,7 @@ async fn build_one(
         },
     };
     match outcome.status {
-        RegistryStatus::Ok => reporter.info(
+        SourceStatus::Ok => reporter.info(
             "sources",
             format!(
                 "ok: {} documents ({} ms)",
@@ -231,14 +231,14 @@ async fn build_retrying(
 
 /// Why a source was not built, as the report says it.
 struct Unbuilt {
-    status: RegistryStatus,
+    status: SourceStatus,
     reason: String,
 }
 
 impl Unbuilt {
     fn unavailable(reason: String) -> Self {
         Self {
-            status: RegistryStatus::Unavailable,
+            status: SourceStatus::Unavailable,
             reason,
         }
     }
@@ -263,7 +263,7 @@ impl From<BuildError> for Unbuilt {
                 Self::unavailable(format!("{path} does not exist on this machine"))
             }
             _ => Self {
-                status: RegistryStatus::Failed,
+                status: SourceStatus::Failed,
                 reason: error.to_string(),
             },
         }
@@ -271,10 +271,10 @@ impl From<BuildError> for Unbuilt {
 }
 
 /// `ok`, `failed` or `unavailable`.
-pub fn status_name(status: RegistryStatus) -> &'static str {
+pub fn status_name(status: SourceStatus) -> &'static str {
     match status {
-        RegistryStatus::Ok => "ok",
-        RegistryStatus::Failed => "failed",
-        RegistryStatus::Unavailable => "unavailable",
+        SourceStatus::Ok => "ok",
+        SourceStatus::Failed => "failed",
+        SourceStatus::Unavailable => "unavailable",
     }
 }

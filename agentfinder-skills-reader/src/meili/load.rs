@@ -15,11 +15,12 @@ use meilisearch_sdk::tasks::Task;
 
 use super::retry::call;
 use super::sidecar::LoadedState;
-use super::stale::{decide, ArtifactIdentity, Decision, StaleReason};
+use super::stale::{decide, Decision, StaleReason};
 use super::{MeiliConfig, MeiliError};
 use crate::artifact::ReadError;
 use crate::contract::{ArtifactLocation, Manifest};
 use crate::documents::{for_each_batch, StreamError};
+use crate::sources::ArtifactIdentity;
 use crate::sources::ArtifactSet;
 use crate::store::Store;
 
@@ -174,7 +175,7 @@ async fn run(
         commit: identity.source_commit.clone(),
         documents,
         index: index.clone(),
-        sources: set.summary(),
+        sources: super::LoadedSource::of_set(&set),
         left_out: set.left_out.clone(),
         seconds: started.elapsed().as_secs_f64(),
     };
@@ -215,7 +216,7 @@ async fn run(
 
     let sources = match set.parts.as_slice() {
         [part] if part.source.is_none() => Vec::new(),
-        _ => set.summary(),
+        _ => super::LoadedSource::of_set(&set),
     };
     let state = LoadedState {
         schema_version: identity.schema_version,

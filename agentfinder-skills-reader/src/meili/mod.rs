@@ -1,4 +1,5 @@
-//! Keeping a Meilisearch index in sync with an artifact, and searching it.
+//! Keeping a Meilisearch index in sync with an artifact, and its health.
+//! (Searching it is the serving side's: `agentfinder-skills-serve`.)
 //!
 //! Every Meilisearch call goes through the official `meilisearch-sdk`; this
 //! module adds what a serving process needs around it: a timeout on every
@@ -6,12 +7,9 @@
 //! other 4xx), secret-free errors, and a zero-downtime load (staging index,
 //! atomic swap).
 
-mod eval;
 mod health;
-mod judgments;
 mod load;
 mod retry;
-mod search;
 mod sidecar;
 mod stale;
 
@@ -19,20 +17,11 @@ use std::time::Duration;
 
 use meilisearch_sdk::client::Client;
 
-pub use eval::{
-    evaluate, evaluate_with, scores, EvalMiss, EvalQuery, EvalReport, EvalScores, Flags,
-    HybridScores, Unjudged,
-};
 pub use health::{health, ping, HealthReport};
-pub use judgments::{Judgment, JudgmentFile, UnknownQuery};
 pub use load::{load, sync, LoadOutcome, LoadReport, SyncError, SyncOptions};
-pub use retry::RetryPolicy;
-pub use search::{
-    search, search_detailed, SearchOptions, SearchResponse, SearchResult, COPIES_FETCHED,
-    MAX_FETCHED,
-};
+pub use retry::{call, RetryPolicy};
 pub use sidecar::{LoadedSource, LoadedState};
-pub use stale::{decide, settings_digest, ArtifactIdentity, Decision, StaleReason};
+pub use stale::{decide, Decision, StaleReason};
 
 /// Environment variable with the Meilisearch URL.
 pub const URL_ENV: &str = "MEILI_URL";

@@ -36,12 +36,9 @@ enum Failure {
     Permanent(String),
 }
 
-/// Runs `op` with the call timeout, retrying transient failures per the policy.
-pub(crate) async fn call<T, F, Fut>(
-    config: &MeiliConfig,
-    what: &str,
-    mut op: F,
-) -> Result<T, MeiliError>
+/// Runs `op` (one Meilisearch call through the SDK) with the call
+/// timeout, retrying transient failures per the policy.
+pub async fn call<T, F, Fut>(config: &MeiliConfig, what: &str, mut op: F) -> Result<T, MeiliError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, Error>>,

@@ -70,3 +70,18 @@ impl LoadedState {
         std::fs::rename(&tmp, path)
     }
 }
+
+impl LoadedSource {
+    /// Per source, what `set` holds, for the loaded-state file.
+    pub fn of_set(set: &crate::sources::ArtifactSet) -> Vec<Self> {
+        set.parts
+            .iter()
+            .map(|p| Self {
+                source: p.source.clone().unwrap_or_else(|| ".".into()),
+                source_commit: p.manifest.source_commit.clone(),
+                documents_sha256: p.manifest.documents_digest(),
+                document_count: p.manifest.document_count,
+            })
+            .collect()
+    }
+}

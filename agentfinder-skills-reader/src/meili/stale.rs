@@ -2,44 +2,7 @@
 //! artifact, the recorded loaded state and what the live index holds.
 
 use super::sidecar::LoadedState;
-use crate::contract::Manifest;
-
-/// What identifies an artifact's content for loading.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArtifactIdentity {
-    /// Contract version.
-    pub schema_version: u32,
-    /// Source commit.
-    pub source_commit: String,
-    /// sha256 of the NDJSON.
-    pub documents_sha256: String,
-    /// Documents the NDJSON holds.
-    pub document_count: u64,
-    /// sha256 of the index settings the load applies ([`settings_digest`]).
-    pub settings_sha256: String,
-}
-
-impl ArtifactIdentity {
-    /// The identity of a manifest's artifact.
-    pub fn of(manifest: &Manifest) -> Self {
-        Self {
-            schema_version: manifest.schema_version,
-            source_commit: manifest.source_commit.clone(),
-            documents_sha256: manifest.documents_digest(),
-            document_count: manifest.document_count,
-            settings_sha256: settings_digest(manifest),
-        }
-    }
-}
-
-/// sha256 of the Meilisearch settings `manifest` declares: a new builder
-/// may rank the same documents differently (other stop words, say), and
-/// the live index must then be loaded again under them.
-pub fn settings_digest(manifest: &Manifest) -> String {
-    use sha2::Digest;
-    let text = serde_json::to_string(&manifest.meilisearch.settings).unwrap_or_default();
-    hex::encode(sha2::Sha256::digest(text.as_bytes()))
-}
+use crate::sources::ArtifactIdentity;
 
 /// Why a load is needed.
 #[derive(Debug, Clone, PartialEq, Eq)]

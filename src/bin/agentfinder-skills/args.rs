@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use agentfinder_skills::logging::LogFormat;
-use agentfinder_skills_reader::cli::{MeiliArgs, ReaderCommand};
+use agentfinder_skills_reader::cli::{MeiliArgs, TaskArgs};
+use agentfinder_skills_serve::ServingCommand;
 
 #[derive(Parser)]
 #[command(
@@ -40,7 +41,7 @@ pub enum Command {
     /// Check skills against the Agent Skills specification before publishing: one skill's folder or a repository's working tree; exit 1 when a rule fails.
     Lint(LintArgs),
     #[command(flatten)]
-    Reader(ReaderCommand),
+    Serving(ServingCommand),
 }
 
 #[derive(Args)]
@@ -102,6 +103,8 @@ pub struct BuildArgs {
     pub embed_shard: Option<agentfinder_skills::backfill::Shard>,
     #[command(flatten)]
     pub meili: MeiliArgs,
+    #[command(flatten)]
+    pub tasks: TaskArgs,
 }
 
 #[derive(Args)]

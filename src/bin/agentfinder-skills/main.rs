@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Parser;
 
 mod args;
-mod embedded;
+mod serving;
 
 use args::{
     BackfillArgs, BuildArgs, Cli, Command, Common, LintArgs, MaterializeArgs, PromoteArgs,
@@ -24,9 +24,7 @@ use agentfinder_skills::promote::{promote, PromotePolicy, Promotion};
 use agentfinder_skills::source::SourceSpec;
 use agentfinder_skills::validate::StrictPolicy;
 use agentfinder_skills::verify::verify;
-use agentfinder_skills_reader::cli::{
-    describe_sync, sync_or_load, MeiliArgs, ReaderCommand, ServingDefaults,
-};
+use agentfinder_skills_reader::cli::{describe_sync, sync_or_load, MeiliArgs};
 use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::meili::{ping, RetryPolicy, SyncOptions};
 use agentfinder_skills_reader::store::Store;
@@ -73,7 +71,7 @@ fn main() -> ExitCode {
             Command::Promote(args) => run_promote(args, config).await,
             Command::Materialize(args) => run_materialize(args, config).await,
             Command::Lint(args) => run_lint(&args, config),
-            Command::Reader(command) => run_reader(command, config).await,
+            Command::Serving(command) => run_serving(command, config).await,
         }
     });
     // A source that ran past its timeout may still hold a thread in a
@@ -317,7 +315,7 @@ async fn direct_load(
     if args.embed_shard.is_some() {
         return skipped("an embed shard writes no artifact".into());
     }
-    let Some(config) = args.meili.config() else {
+    let Some(config) = args.meili.config().map(|c| args.tasks.apply(c)) else {
         return skipped("MEILI_URL is not set".into());
     };
     let mut probe = config.clone();
@@ -350,25 +348,15 @@ fn state_path(meili: &MeiliArgs) -> PathBuf {
     meili.state
 }
 
-async fn run_reader(
-    command: ReaderCommand,
+/// A serving command (`search`, `serve`, `mcp`, ...), with the embedded
+/// engine and the store and index the configuration names.
+async fn run_serving(
+    command: agentfinder_skills_serve::ServingCommand,
     config_path: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
     let config = load_config(config_path)?;
-    let engine = embedded::EmbeddedSearch::new(
-        config.output.store.clone(),
-        config.store.clone(),
-        agentfinder_skills_engine::default_cache_dir(),
-        config.engine.keep_versions,
-        config.embed_settings(),
-    );
-    let defaults = ServingDefaults {
-        store: config.output.store.clone(),
-        store_options: config.store.clone(),
-        local: Some(embedded::shared(engine)),
-        index: Some(config.output.index.clone()),
-    };
-    match agentfinder_skills_reader::cli::run(command, &defaults).await {
+    let defaults = serving::defaults(&config);
+    match agentfinder_skills_serve::run(command, &defaults).await {
         Ok(0) => Ok(()),
         Ok(code) => Err(Failure::silent(code)),
         Err(failure) => Err(Failure::new(failure.code, anyhow::anyhow!(failure.message))),

@@ -87,7 +87,7 @@ impl Turns {
         });
         let workers = {
             let shared = shared.clone();
-            crate::workers::start("search", at_once, move || work_loop(&shared))
+            super::workers::start("search", at_once, move || work_loop(&shared))
         };
         Self {
             shared,
@@ -98,7 +98,7 @@ impl Turns {
 
     /// One search at a time per core of this machine.
     pub fn for_this_machine() -> Self {
-        Self::new(crate::workers::one_per_core())
+        Self::new(super::workers::one_per_core())
     }
 
     /// How many run at once.

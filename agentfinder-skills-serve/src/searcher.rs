@@ -1,15 +1,19 @@
 //! The one search path of the long-running front doors (`serve`'s HTTP
 //! endpoints and the `mcp` tools): Meilisearch when it is configured and
-//! up, else (or when a search of it fails) the in-process engine the binary
-//! provides, with the reason in a notice. A background refresh syncs
-//! Meilisearch and the in-process engine; searches never wait for it.
+//! up, else (or when a search of it fails) the embedded engine, with the
+//! reason in a notice. A background refresh syncs Meilisearch and
+//! refreshes the embedded engine; searches never wait for it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::local::{LocalEngine, LocalQuery};
-use crate::meili::{self, MeiliConfig, SearchOptions, SearchResponse, SyncOptions};
-use crate::store::{Store, StoreOptions};
+use agentfinder_skills_engine::Embedded;
+use agentfinder_skills_reader::meili::{self, MeiliConfig, SyncOptions};
+use agentfinder_skills_reader::store::{Store, StoreOptions};
+
+use crate::pipeline::{self, Asked, Engine};
+use crate::present::{present, Answer};
 
 /// What is searched, and how.
 #[derive(Debug, Clone)]
@@ -31,34 +35,22 @@ pub struct SearchSettings {
     pub semantic_ratio: f32,
 }
 
-/// A search's answer, and who gave it.
-#[derive(Debug, Clone)]
-pub struct Found {
-    /// `meilisearch` or the in-process engine's name.
-    pub engine: &'static str,
-    /// The hits.
-    pub response: SearchResponse,
-    /// Why the answer is not the usual one (Meilisearch down, keywords
-    /// only), when it is not.
-    pub notice: Option<String>,
-}
-
 /// The search path (see the module's documentation).
 pub struct Searcher {
     /// What is searched.
     pub settings: SearchSettings,
-    /// The binary's in-process engine, if it has one.
-    pub engine: Option<LocalEngine>,
+    /// The embedded engine, behind Meilisearch (or alone).
+    pub embedded: Arc<Embedded>,
     meili_up: AtomicBool,
 }
 
 impl Searcher {
-    /// A searcher over `settings`, with `engine` behind Meilisearch.
-    pub fn new(settings: SearchSettings, engine: Option<LocalEngine>) -> Self {
+    /// A searcher over `settings`, with `embedded` behind Meilisearch.
+    pub fn new(settings: SearchSettings, embedded: Arc<Embedded>) -> Self {
         Self {
             meili_up: AtomicBool::new(settings.meili.is_some()),
             settings,
-            engine,
+            embedded,
         }
     }
 
@@ -72,13 +64,12 @@ impl Searcher {
         self.meili_up.store(up, Ordering::SeqCst);
     }
 
-    /// Which engine answers now: `meilisearch`, the in-process engine's
-    /// name, or `none`.
+    /// Which engine answers now: `meilisearch` or `embedded`.
     pub fn engine_name(&self) -> &'static str {
-        match &self.engine {
-            _ if self.settings.meili.is_some() && self.meili_up() => "meilisearch",
-            Some(engine) => engine.0.name(),
-            None => "none",
+        if self.settings.meili.is_some() && self.meili_up() {
+            "meilisearch"
+        } else {
+            self.embedded.name()
         }
     }
 
@@ -93,26 +84,24 @@ impl Searcher {
         source: Option<&str>,
         sections: usize,
         arrived: Instant,
-    ) -> Result<Found, String> {
+    ) -> Result<Answer, String> {
         let settings = &self.settings;
-        let ratio = settings.semantic_ratio;
+        let mut asked = Asked {
+            text: q.to_string(),
+            limit,
+            source: source.map(str::to_string),
+            semantic_ratio: Some(settings.semantic_ratio),
+            sections,
+            ..Asked::default()
+        };
         let mut notice = None;
         if let (Some(config), true) = (&settings.meili, self.meili_up()) {
-            let options = SearchOptions {
-                index: settings.index.clone(),
-                limit,
-                filter: crate::cli::source_filter(None, source),
-                all_sections: false,
-                hybrid: Some(("default".to_string(), ratio)),
+            let engine = Engine::Meili {
+                config,
+                index: &settings.index,
             };
-            match meili::search_detailed(config, q, &options).await {
-                Ok(response) => {
-                    return Ok(Found {
-                        engine: "meilisearch",
-                        notice: response.fallback.clone(),
-                        response,
-                    })
-                }
+            match pipeline::run(engine, &asked).await {
+                Ok(ranked) => return Ok(present(ranked, None)),
                 Err(e) => {
                     self.set_meili_up(false);
                     notice = Some(format!(
@@ -124,46 +113,29 @@ impl Searcher {
         } else if settings.meili.is_some() {
             notice = Some("Meilisearch is down; answered by the embedded engine".to_string());
         }
-        let Some(engine) = &self.engine else {
-            return Err(match &settings.meili {
-                Some(_) => "Meilisearch is down and this binary has no embedded engine",
-                None => "no Meilisearch is configured and this binary has no embedded engine",
-            }
-            .to_string());
-        };
-        let query = LocalQuery {
-            text: q.to_string(),
-            limit,
-            source: source.map(str::to_string),
-            semantic_ratio: Some(ratio),
-            sections,
-            // The store this service was given, not the binary's default.
-            store: Some(settings.store.clone()),
-            // A search that cannot start within three quarters of the
-            // request's time is refused (busy) rather than left to time
-            // out: the rest is for the search itself.
-            start_by: arrived.checked_add(settings.request_timeout * 3 / 4),
-        };
-        let response = engine.0.search(&query).await?;
-        Ok(Found {
-            engine: engine.0.name(),
-            notice: notice.or_else(|| response.fallback.clone()),
-            response,
-        })
+        // The store this service was given, not the binary's default; a
+        // search that cannot start within three quarters of the request's
+        // time is refused (busy) rather than left to time out: the rest is
+        // for the search itself.
+        asked.store = Some(settings.store.clone());
+        asked.start_by = arrived.checked_add(settings.request_timeout * 3 / 4);
+        let ranked = pipeline::run(Engine::Embedded(&self.embedded), &asked)
+            .await
+            .map_err(|e| e.to_string())?;
+        let notice = notice.or_else(|| ranked.fallback.clone());
+        Ok(present(ranked, notice))
     }
 
-    /// Has the in-process engine look at the store again, logging why
-    /// when it cannot (it keeps answering from what it has).
+    /// Has the embedded engine look at the store again, logging why when
+    /// it cannot (it keeps answering from what it has).
     pub async fn refresh_engine(&self, log_prefix: &str) {
-        if let Some(engine) = &self.engine {
-            if let Err(e) = engine.0.refresh(Some(&self.settings.store)).await {
-                eprintln!("{log_prefix}: {} engine: {e}", engine.0.name());
-            }
+        if let Err(e) = self.embedded.refresh(Some(&self.settings.store)).await {
+            eprintln!("{log_prefix}: {} engine: {e}", self.embedded.name());
         }
     }
 
-    /// Syncs Meilisearch with the store and refreshes the in-process
-    /// engine, logging what happened (searches go on meanwhile).
+    /// Syncs Meilisearch with the store and refreshes the embedded engine,
+    /// logging what happened (searches go on meanwhile).
     pub async fn refresh(&self, log_prefix: &str) {
         let settings = &self.settings;
         self.refresh_engine(log_prefix).await;
@@ -174,12 +146,9 @@ impl Searcher {
         self.set_meili_up(up);
         if !up {
             eprintln!(
-                "{log_prefix}: Meilisearch at {} is down; {}",
+                "{log_prefix}: Meilisearch at {} is down; answering from the {} engine",
                 config.display_url(),
-                match &self.engine {
-                    Some(engine) => format!("answering from the {} engine", engine.0.name()),
-                    None => "no other engine in this binary: answering 503".to_string(),
-                }
+                self.embedded.name()
             );
             return;
         }
@@ -194,22 +163,29 @@ impl Searcher {
         match meili::sync(&store, config, &options).await {
             Ok(report) => eprintln!(
                 "{log_prefix}: {}",
-                crate::cli::describe_sync(&report, config)
+                agentfinder_skills_reader::cli::describe_sync(&report, config)
             ),
             Err(e) => eprintln!("{log_prefix}: sync: {}", config.scrub(&e.to_string())),
+        }
+    }
+
+    /// Says on stderr, once the engine is open, when its queries are
+    /// searched by keywords only (no model, or one that would not load).
+    pub fn say_if_keywords_only(&self, log_prefix: &str) {
+        if let Some(why) = self.embedded.keywords_only(Some(&self.settings.store)) {
+            eprintln!("{log_prefix}: searching by keywords only: {why}");
         }
     }
 }
 
 /// Keeps `searcher` current without syncing Meilisearch: readies the
-/// in-process engine at once (its local index, its model) and looks at the
+/// embedded engine at once (its local index, its model) and looks at the
 /// store again every `refresh` seconds (0: only at start), and checks
 /// whether Meilisearch answers.
-pub async fn watch(searcher: std::sync::Arc<Searcher>, refresh: u64) {
+pub async fn watch(searcher: Arc<Searcher>, refresh: u64, log_prefix: &'static str) {
     let settings = &searcher.settings;
-    if let Some(engine) = &searcher.engine {
-        engine.0.prepare(Some(&settings.store)).await;
-    }
+    searcher.embedded.prepare(Some(&settings.store)).await;
+    searcher.say_if_keywords_only(log_prefix);
     loop {
         if let Some(config) = &settings.meili {
             searcher.set_meili_up(meili::ping(&probe(config)).await.is_ok());
@@ -218,7 +194,7 @@ pub async fn watch(searcher: std::sync::Arc<Searcher>, refresh: u64) {
             return;
         }
         tokio::time::sleep(Duration::from_secs(refresh)).await;
-        searcher.refresh_engine("mcp").await;
+        searcher.refresh_engine(log_prefix).await;
     }
 }
 

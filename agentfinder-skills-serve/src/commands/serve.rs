@@ -1,16 +1,14 @@
 //! `serve`: search over HTTP for the Space and for agents.
 //!
-//! `GET /search?q=&limit=&source=&format=agentfinder|topgun`, `GET /health`
-//! and `GET /` (what the service offers). Meilisearch answers when it is
-//! configured and healthy; when it is down, or a search of it fails, the
-//! in-process engine the binary provides (the builder's: the embedded
-//! engine) answers and the response says so (`engine`, and the
-//! `X-Search-Engine` header); a binary without one (this crate's) answers
-//! 503, or TopGun's `unavailable`. A background task syncs Meilisearch and
-//! refreshes the embedded engine every `--refresh` seconds without holding
-//! up a query. Bad input is a JSON error with a 4xx; every request has a
-//! timeout and a bounded number run at once; SIGTERM and Ctrl-C drain and
-//! stop.
+//! `GET /search?q=&limit=&source=&format=agentfinder|topgun`, `GET /health`,
+//! `GET /` (what the service offers) and the MCP tools at `/mcp`.
+//! Meilisearch answers when it is configured and healthy; when it is down,
+//! or a search of it fails, the embedded engine answers and the response
+//! says so (`engine`, and the `X-Search-Engine` header). A background task
+//! syncs Meilisearch and refreshes the embedded engine every `--refresh`
+//! seconds without holding up a query. Bad input is a JSON error with a
+//! 4xx; every request has a timeout and a bounded number run at once;
+//! SIGTERM and Ctrl-C drain and stop.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,14 +20,53 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use crate::answer::{probe, Found, SearchSettings, Searcher};
-use crate::local::LocalEngine;
-use crate::meili;
-use crate::store::Store;
-use crate::topgun::{adapter_response, RegistryStatus};
+use clap::Args;
 
-/// Longest query, in bytes; a longer one is refused with 414.
-pub const MAX_QUERY_BYTES: usize = 2_048;
+use agentfinder_skills_reader::cli::{exit, CommandFailure};
+use agentfinder_skills_reader::meili;
+use agentfinder_skills_reader::store::Store;
+
+use super::{ServiceArgs, ServingDefaults};
+use crate::present::agentfinder::SearchResult;
+use crate::present::topgun::{adapter_response, RegistryStatus};
+use crate::searcher::{probe, SearchSettings, Searcher};
+use crate::MAX_QUERY_BYTES;
+
+/// `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0: any free port; the one taken is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    /// Seconds between syncs of Meilisearch and refreshes of the embedded engine (0: only at start).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub refresh: u64,
+    /// Requests answered at once; more wait, within their timeout.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
+    /// A host name (or host:port) `/mcp` answers besides loopback, e.g. the
+    /// Space's public host; repeat for several. Other `Host` headers are
+    /// refused, against DNS rebinding.
+    #[arg(long, value_name = "HOST")]
+    pub mcp_host: Vec<String>,
+    #[command(flatten)]
+    pub service: ServiceArgs,
+}
+
+/// `serve`, until SIGTERM or Ctrl-C.
+pub async fn run(mut args: ServeArgs, defaults: &ServingDefaults) -> Result<u8, CommandFailure> {
+    let settings = ServeSettings {
+        search: args.service.settings(defaults)?,
+        addr: args.addr.clone(),
+        refresh: args.refresh,
+        concurrency: args.concurrency,
+        mcp_hosts: args.mcp_host.clone(),
+    };
+    serve(settings, defaults.embedded.clone())
+        .await
+        .map_err(|e| CommandFailure::new(exit::FAILURE, format!("serve on {}: {e}", args.addr)))?;
+    Ok(0)
+}
 /// Most results one request gets (a larger `limit` is capped).
 pub const MAX_LIMIT: usize = 100;
 /// Results when `limit` is absent.
@@ -58,10 +95,13 @@ struct App {
 
 /// Runs the service until SIGTERM or Ctrl-C. Prints `listening on
 /// http://<addr>` on stdout once it accepts connections.
-pub async fn serve(settings: ServeSettings, engine: Option<LocalEngine>) -> std::io::Result<()> {
+pub async fn serve(
+    settings: ServeSettings,
+    embedded: Arc<agentfinder_skills_engine::Embedded>,
+) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(&settings.addr).await?;
     let local = listener.local_addr()?;
-    let searcher = Arc::new(Searcher::new(settings.search, engine));
+    let searcher = Arc::new(Searcher::new(settings.search, embedded));
     let app = Arc::new(App {
         searcher: searcher.clone(),
         refresh: settings.refresh,
@@ -114,8 +154,12 @@ async fn shutdown_signal() {
 /// Syncs Meilisearch and refreshes the embedded engine: at once, then every
 /// `refresh` seconds. Queries never wait for it.
 async fn refresh_loop(app: Arc<App>) {
+    let mut first = true;
     loop {
         app.searcher.refresh("serve").await;
+        if std::mem::take(&mut first) {
+            app.searcher.say_if_keywords_only("serve");
+        }
         if app.refresh == 0 {
             return;
         }
@@ -247,8 +291,8 @@ async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response 
             arrived,
         )
         .await;
-    let found = match found {
-        Ok(found) => found,
+    let answer = match found {
+        Ok(answer) => answer,
         Err(e) if params.topgun => {
             let (adapter, _) = adapter_response(
                 "agentfinder",
@@ -265,23 +309,20 @@ async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response 
             )
         }
     };
-    let Found {
-        engine,
-        response,
-        notice,
-    } = found;
+    let engine = answer.engine;
     if params.topgun {
         let (adapter, _) = adapter_response(
             "agentfinder",
-            Ok(response.documents),
+            Ok(answer.results),
             started.elapsed().as_millis() as u64,
             &mut |line| eprintln!("serve: {line}"),
         );
         return with_engine(StatusCode::OK, json!(adapter), engine);
     }
+    let results = SearchResult::all(&answer);
     with_engine(
         StatusCode::OK,
-        json!({"engine": engine, "notice": notice, "match": response.strength, "results": response.results}),
+        json!({"engine": engine, "notice": answer.notice, "match": answer.strength, "results": results}),
         engine,
     )
 }
@@ -299,31 +340,34 @@ async fn health(State(app): State<Arc<App>>) -> Response {
         &settings.state,
     )
     .await;
-    let embedded = match &searcher.engine {
-        Some(engine) => engine.0.status(Some(&settings.store)).await,
-        None => json!({"ready": false, "problem": "this binary has no embedded engine"}),
-    };
+    let embedded = searcher.embedded.status(Some(&settings.store));
     let meili_ok = report.reachable && report.loaded;
     searcher.set_meili_up(meili_ok || settings.meili.is_none());
     let engine = searcher.engine_name();
     let sources = match &store {
-        Ok(store) => crate::sources::list_sources(store)
+        Ok(store) => agentfinder_skills_reader::sources::list_sources(store)
             .await
             .unwrap_or_default(),
         Err(_) => Vec::new(),
     };
     let run = match &store {
-        Ok(store) => crate::sources::latest_run(store).await,
+        Ok(store) => agentfinder_skills_reader::sources::latest_run(store).await,
         Err(_) => None,
     };
-    let answering = engine != "none";
+    let answering = engine == "meilisearch" || embedded["ready"] == true;
     let body = json!({
         "engine": engine,
         "answering": answering,
         "configured": report.configured,
         "reachable": report.reachable,
         "loaded": report.loaded,
-        "fresh": report.loaded && !report.stale,
+        // Without Meilisearch, what answers is the embedded engine: fresh
+        // when it serves what it last read of the store.
+        "fresh": if report.configured {
+            report.loaded && !report.stale
+        } else {
+            embedded["ready"] == true && embedded["problem"].is_null()
+        },
         "store_readable": report.store_readable,
         "problems": report.problems,
         "embedded": embedded,

@@ -37,6 +37,39 @@ impl BuildLock {
     }
 }
 
+/// The right to build one key's folder, held by one build at a time in
+/// this process and in any other sharing the cache folder
+/// (`<cache>/<key>.lock`, an exclusive file lock, released when dropped
+/// or when its process dies). The file is removed when the lock is
+/// dropped: a build that waited on it then finds the folder done, and one
+/// that comes later takes a new file, finds the folder done too, or
+/// (after a failed build) builds beside another; the first rename wins.
+#[derive(Debug)]
+pub struct KeyLock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl KeyLock {
+    /// Waits (blocking) until no other build of `key` holds its lock, then
+    /// holds it.
+    pub fn wait(cache: &Path, key: &str) -> std::io::Result<Self> {
+        let path = cache.join(format!("{key}{KEY_LOCK_SUFFIX}"));
+        let file = File::create(&path)?;
+        file.lock()?;
+        Ok(Self { path, _file: file })
+    }
+}
+
+impl Drop for KeyLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Suffix of a key's build lock file beside its folder.
+pub const KEY_LOCK_SUFFIX: &str = ".lock";
+
 /// Records that the version in `dir` was opened now.
 pub fn mark_used(dir: &Path) {
     let _ = File::create(dir.join(USED)).and_then(|f| f.set_modified(SystemTime::now()));

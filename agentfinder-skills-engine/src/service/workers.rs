@@ -1,5 +1,5 @@
-//! The threads behind the engine's queues ([`crate::turns`] and
-//! [`crate::batches`]): a few named threads, one per core by default.
+//! The threads behind the engine's queues ([`super::turns`] and
+//! [`super::batches`]): a few named threads, one per core by default.
 
 /// One thread per core of this machine (1 when that is unknown).
 pub fn one_per_core() -> usize {

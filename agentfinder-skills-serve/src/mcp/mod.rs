@@ -13,8 +13,8 @@
 //!
 //! Every text a skill's author wrote (names, descriptions, headings,
 //! bodies) is returned inside TopGun's untrusted-content envelope and
-//! cleaned ([`crate::agent_text`]); failures are tool errors with a reason,
-//! never a crash or a hang.
+//! cleaned, by the one presenting step ([`crate::present::mcp`]); failures
+//! are tool errors with a reason, never a crash or a hang.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,14 +24,14 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ServerCapabilities, ServerConfig};
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler};
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use crate::agent_text;
-use crate::answer::Searcher;
-use crate::contract::ArtifactLocation;
-use crate::sources::ArtifactSet;
-use crate::store::Store;
-use crate::topgun::untrusted;
+use agentfinder_skills_reader::contract::ArtifactLocation;
+use agentfinder_skills_reader::sources::ArtifactSet;
+use agentfinder_skills_reader::store::{redact_url, Store};
+
+use crate::present::mcp::{search_answer, skill_answer};
+use crate::searcher::Searcher;
 
 /// Results `search_skills` gives when `limit` is absent.
 pub const DEFAULT_LIMIT: u32 = 5;
@@ -106,23 +106,23 @@ impl SkillTools {
         if query.is_empty() {
             return failure("`query` is empty: say what the skill should do");
         }
-        if query.len() > crate::serve::MAX_QUERY_BYTES {
+        if query.len() > crate::MAX_QUERY_BYTES {
             return failure(format!(
                 "`query` is {} bytes; at most {}",
                 query.len(),
-                crate::serve::MAX_QUERY_BYTES
+                crate::MAX_QUERY_BYTES
             ));
         }
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT) as usize;
         let source = args.source.as_deref().filter(|s| !s.is_empty());
         let arrived = Instant::now();
         self.bounded(async {
-            let found = self
+            let answer = self
                 .searcher
                 .search(query, limit, source, SECTIONS_PER_SKILL, arrived)
                 .await
                 .map_err(|why| format!("no engine can answer: {why}"))?;
-            Ok(search_answer(query, &found))
+            Ok(search_answer(query, &answer))
         })
         .await
     }
@@ -140,12 +140,11 @@ impl SkillTools {
                 }
                 _ => return Err("give `id` (from search_skills), or `source` and `path`".into()),
             };
-            let Some(engine) = &self.searcher.engine else {
-                return Err("this binary has no embedded engine to read skills from".to_string());
-            };
-            let documents = engine
-                .0
-                .skill_documents(Some(&self.searcher.settings.store), &key)
+            let start_by = Instant::now().checked_add(self.deadline() * 3 / 4);
+            let documents = self
+                .searcher
+                .embedded
+                .skill_documents(Some(&self.searcher.settings.store), &key, start_by)
                 .await?;
             if documents.is_empty() {
                 return Err(format!(
@@ -187,7 +186,7 @@ impl SkillTools {
                 .map(|(source, why)| json!({"source": source, "reason": why}))
                 .collect();
             Ok(json!({
-                "store": crate::store::redact_url(&self.searcher.settings.store),
+                "store": redact_url(&self.searcher.settings.store),
                 "engine": self.searcher.engine_name(),
                 "sources": sources,
                 "unreadable": unreadable,
@@ -257,239 +256,6 @@ impl ServerHandler for SkillTools {
     }
 }
 
-/// `search_skills`' answer for `query`.
-fn search_answer(query: &str, found: &crate::answer::Found) -> Value {
-    let response = &found.response;
-    let strength = response.strength;
-    let results: Vec<Value> = response
-        .documents
-        .iter()
-        .enumerate()
-        .map(|(n, (doc, score))| {
-            let sections = response.sections.get(n).map_or(&[][..], Vec::as_slice);
-            search_result(doc, *score, sections)
-        })
-        .collect();
-    json!({
-        "query": query,
-        "engine": found.engine,
-        "notice": found.notice,
-        "no_good_match": strength.map(|s| !s.good),
-        "best_similarity": strength.map(|s| s.best_similarity),
-        "results": results,
-    })
-}
-
-/// One `search_skills` result: where and how good outside the envelope,
-/// what the skill's author wrote inside it (with its best-matching
-/// `sections`, else the hit itself when it is a section).
-fn search_result(doc: &Value, score: f64, sections: &[(Value, f64)]) -> Value {
-    let text = |key: &str| doc.get(key).and_then(Value::as_str).unwrap_or_default();
-    let url = text("url");
-    let page = url.split('#').next().unwrap_or_default();
-    let mut data = Map::new();
-    data.insert("name".into(), json!(skill_name(doc)));
-    data.insert(
-        "description".into(),
-        json!(agent_text::description(text("skill_description"))),
-    );
-    let section = |doc: &Value| {
-        json!({
-            "heading_path": heading_path(doc),
-            "url": doc.get("url").and_then(Value::as_str).unwrap_or_default(),
-        })
-    };
-    let mut best: Vec<Value> = sections.iter().map(|(doc, _)| section(doc)).collect();
-    if best.is_empty() && text("kind") == crate::contract::KIND_SECTION {
-        best.push(section(doc));
-    }
-    data.insert("sections".into(), json!(best));
-    insert_signals(&mut data, doc);
-    json!({
-        "id": crate::contract::skill_key_of(doc),
-        "source": text("source"),
-        "repo": text("repo"),
-        "path": text("path"),
-        "url": page,
-        "score": score,
-        "last_updated": doc.get("last_updated"),
-        "last_updated_at_or_before": at_or_before(doc),
-        "commit": text("commit"),
-        "also_at": doc
-            .get("also_at")
-            .cloned()
-            .map_or(json!([]), agent_text::clean_value),
-        "skill": untrusted(data),
-    })
-}
-
-/// `get_skill`'s answer from the skill's documents.
-fn skill_answer(key: &str, documents: &[Value]) -> Value {
-    let first = &documents[0];
-    let text = |key: &str| first.get(key).and_then(Value::as_str).unwrap_or_default();
-    let skill_md = reassemble(documents);
-    let sections: Vec<Value> = sections_in_order(documents)
-        .into_iter()
-        .filter(|doc| doc.get("part").and_then(Value::as_u64).unwrap_or(0) == 0)
-        .map(|doc| {
-            json!({
-                "heading_path": heading_path(doc),
-                "url": doc.get("url"),
-            })
-        })
-        .collect();
-    let mut data = Map::new();
-    data.insert("name".into(), json!(skill_name(first)));
-    data.insert(
-        "description".into(),
-        json!(agent_text::description(text("skill_description"))),
-    );
-    data.insert(
-        "frontmatter".into(),
-        agent_text::clean_value(first.get("skill_meta").cloned().unwrap_or(json!({}))),
-    );
-    data.insert("skill_md".into(), json!(skill_md));
-    data.insert("sections".into(), json!(sections));
-    insert_signals(&mut data, first);
-    let files = documents
-        .iter()
-        .find(|doc| doc.get("kind").and_then(Value::as_str) == Some(crate::contract::KIND_SKILL))
-        .and_then(|doc| doc.get("supporting_files"))
-        .cloned()
-        .unwrap_or(json!([]));
-    data.insert("supporting_files".into(), agent_text::clean_value(files));
-    let page = text("url")
-        .split('#')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    json!({
-        "id": key,
-        "source": text("source"),
-        "repo": text("repo"),
-        "path": text("path"),
-        "commit": text("commit"),
-        "url": page,
-        "raw_url": text("raw_url"),
-        "last_updated": first.get("last_updated"),
-        "last_updated_at_or_before": at_or_before(first),
-        "skill": untrusted(data),
-    })
-}
-
-/// Whether `last_updated` is a bound, not the change itself (schema 6: the
-/// history walk stopped at its depth first).
-fn at_or_before(doc: &Value) -> bool {
-    doc.get("last_updated_at_or_before")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-}
-
-/// Adds the skill's `signals` (schema 6) to what an agent reads: facts read
-/// from the source (what its folder ships, whether its SKILL.md follows the
-/// specification and which rules it breaks), which name its author's files.
-fn insert_signals(data: &mut Map<String, Value>, doc: &Value) {
-    if let Some(signals) = doc.get("signals") {
-        data.insert("signals".into(), agent_text::clean_value(signals.clone()));
-    }
-}
-
-/// The skill's name for an agent: the frontmatter name, else the folder's.
-fn skill_name(doc: &Value) -> String {
-    let name = doc
-        .get("skill_name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-        .or_else(|| doc.get("skill").and_then(Value::as_str))
-        .unwrap_or_default();
-    agent_text::clean(name, agent_text::MAX_FIELD_CHARS)
-}
-
-fn heading_path(doc: &Value) -> Vec<String> {
-    doc.get("heading_path")
-        .and_then(Value::as_array)
-        .map(|path| {
-            path.iter()
-                .filter_map(Value::as_str)
-                .map(|h| agent_text::clean(h, agent_text::MAX_FIELD_CHARS))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The section documents, by section and part.
-fn sections_in_order(documents: &[Value]) -> Vec<&Value> {
-    let number = |doc: &Value, key: &str| doc.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let mut sections: Vec<&Value> = documents
-        .iter()
-        .filter(|d| d.get("kind").and_then(Value::as_str) == Some(crate::contract::KIND_SECTION))
-        .collect();
-    sections.sort_by_key(|d| (number(d, "ordinal"), number(d, "part")));
-    sections
-}
-
-/// The SKILL.md as built: its frontmatter (name, description and every
-/// other field, as YAML) and its body, the sections' Markdown in order,
-/// a long section's parts joined without the text they repeat.
-pub fn reassemble(documents: &[Value]) -> String {
-    let Some(first) = documents.first() else {
-        return String::new();
-    };
-    let mut out = String::from("---\n");
-    let mut field = |key: &str, value: &Value| {
-        // JSON is YAML: every value stays what it was, quotes and all.
-        out.push_str(&format!("{key}: {value}\n"));
-    };
-    field("name", &json!(skill_name(first)));
-    if let Some(description) = first.get("skill_description").filter(|d| d != &&json!("")) {
-        field("description", description);
-    }
-    if let Some(meta) = first.get("skill_meta").and_then(Value::as_object) {
-        for (key, value) in meta {
-            field(key, value);
-        }
-    }
-    out.push_str("---\n");
-    let mut previous: Option<&str> = None;
-    for doc in sections_in_order(documents) {
-        let content = doc
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let part = doc.get("part").and_then(Value::as_u64).unwrap_or(0);
-        match (part, previous) {
-            (0, _) | (_, None) => {
-                // A blank line between sections.
-                if !out.ends_with('\n') {
-                    out.push('\n');
-                }
-                out.push('\n');
-                out.push_str(content);
-            }
-            (_, Some(before)) => {
-                let repeated = overlap(before, content);
-                out.push_str(&content[repeated..]);
-            }
-        }
-        previous = Some(content);
-    }
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    agent_text::clean_body(&out)
-}
-
-/// Bytes at the start of `next` that repeat the end of `before` (a long
-/// section's later part starts with the end of the one before it).
-fn overlap(before: &str, next: &str) -> usize {
-    let longest = before.len().min(next.len());
-    (1..=longest)
-        .rev()
-        .filter(|&n| next.is_char_boundary(n) && before.is_char_boundary(before.len() - n))
-        .find(|&n| before.ends_with(&next[..n]))
-        .unwrap_or(0)
-}
-
 /// Serves the tools over stdio until the client closes it.
 pub async fn serve_stdio(searcher: Arc<Searcher>) -> Result<(), String> {
     use rmcp::ServiceExt as _;
@@ -524,53 +290,4 @@ pub fn http_service(
         Arc::new(LocalSessionManager::default()),
         defaults.with_allowed_hosts(allowed),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn section(ordinal: u64, part: u64, content: &str) -> Value {
-        json!({"kind": "skill_section", "ordinal": ordinal, "part": part, "content": content,
-               "heading_path": [], "skill_name": "pdf", "skill_description": "Reads PDFs",
-               "skill_meta": {"license": "MIT"}})
-    }
-
-    #[test]
-    fn a_skill_md_is_reassembled_in_order_without_repeated_overlap() {
-        let docs = vec![
-            json!({"kind": "skill", "skill_name": "pdf", "skill_description": "Reads PDFs",
-                   "skill_meta": {"license": "MIT"}}),
-            section(1, 1, "two and three. Part two."),
-            section(0, 0, "Intro."),
-            section(1, 0, "# Merge\n\nPart one, two and three."),
-        ];
-        assert_eq!(
-            reassemble(&docs),
-            "---\nname: \"pdf\"\ndescription: \"Reads PDFs\"\nlicense: \"MIT\"\n---\n\nIntro.\n\n# Merge\n\nPart one, two and three. Part two.\n"
-        );
-    }
-
-    #[test]
-    fn overlap_finds_the_repeated_text_on_character_boundaries() {
-        assert_eq!(overlap("abc déf", "déf ghi"), "déf".len());
-        assert_eq!(overlap("abc", "xyz"), 0);
-        assert_eq!(overlap("", "xyz"), 0);
-    }
-
-    #[test]
-    fn a_search_result_keeps_the_authors_text_inside_the_envelope() {
-        let doc = json!({"kind": "skill_section", "skill_name": "pdf\u{7}", "skill_description": "Reads PDFs",
-                         "heading_path": ["Merge"], "url": "https://h/pdf/SKILL.md#merge",
-                         "source": "a", "repo": "o/r", "path": "pdf/SKILL.md", "skill_key": "a:o/r:pdf/SKILL.md"});
-        let result = search_result(&doc, 0.5, &[]);
-        assert_eq!(result["id"], "a:o/r:pdf/SKILL.md");
-        assert_eq!(result["url"], "https://h/pdf/SKILL.md");
-        assert_eq!(result["skill"]["envelope"], crate::topgun::UNTRUSTED_OPEN);
-        assert_eq!(result["skill"]["data"]["name"], "pdf");
-        assert_eq!(
-            result["skill"]["data"]["sections"][0]["heading_path"],
-            json!(["Merge"])
-        );
-    }
 }

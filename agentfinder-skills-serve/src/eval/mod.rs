@@ -1,15 +1,19 @@
 //! Search quality: for a set of queries with the skills that should answer
 //! them, top-1 and top-3 hit rates and mean reciprocal rank, overall and per
-//! kind of query, keyword search against hybrid search, for any engine
-//! ([`evaluate_with`]; [`evaluate`] is Meilisearch's).
+//! kind of query, keyword search against hybrid search, for either engine
+//! through the one results pipeline ([`evaluate`]).
 
 use std::collections::BTreeMap;
 use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
-use super::search::{search_detailed, SearchOptions};
-use super::{MeiliConfig, MeiliError};
+use crate::present::agentfinder::SearchResult;
+use crate::present::Answer;
+
+pub mod judgments;
+
+pub use judgments::{Judgment, JudgmentFile, UnknownQuery};
 
 /// One query and the skills that answer it (none: a query with no answer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,7 +30,7 @@ pub struct EvalQuery {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
     /// Results judged right (`true`) or wrong answers beyond the labels,
-    /// by key (`<source id>:<path>`; see [`super::JudgmentFile`]).
+    /// by key (`<source id>:<path>`; see [`JudgmentFile`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub judged: BTreeMap<String, bool>,
 }
@@ -36,7 +40,7 @@ impl EvalQuery {
     /// source, when the set names them) or a result judged right. A result
     /// that stands for copies of one skill (`alsoAt`) answers when any of
     /// them does.
-    pub fn answered_by(&self, result: &super::SearchResult) -> bool {
+    pub fn answered_by(&self, result: &SearchResult) -> bool {
         locations(result).any(|at| {
             let labelled = at
                 .folder
@@ -47,7 +51,7 @@ impl EvalQuery {
     }
 
     /// Whether a reader said if `result` answers: labelled or judged.
-    fn judged_or_labelled(&self, result: &super::SearchResult) -> bool {
+    fn judged_or_labelled(&self, result: &SearchResult) -> bool {
         self.answered_by(result) || locations(result).any(|at| self.judged.contains_key(&at.key()))
     }
 }
@@ -68,7 +72,7 @@ impl Location<'_> {
 }
 
 /// A result's own key in judgments.
-fn own_key(result: &super::SearchResult) -> String {
+fn own_key(result: &SearchResult) -> String {
     Location {
         source: &result.metadata.source_id,
         path: &result.metadata.path,
@@ -79,7 +83,7 @@ fn own_key(result: &super::SearchResult) -> String {
 
 /// Where a result is: its own place (whose folder is `metadata.skill`),
 /// then its copies' (whose folder is read from their path).
-fn locations(result: &super::SearchResult) -> impl Iterator<Item = Location<'_>> {
+fn locations(result: &SearchResult) -> impl Iterator<Item = Location<'_>> {
     let own = Location {
         source: &result.metadata.source_id,
         path: &result.metadata.path,
@@ -125,7 +129,7 @@ pub struct EvalScores {
     /// Mean best score on queries that have no answer (lower is better).
     pub no_answer_top_score: f64,
     /// Share of the queries with no answer that the search called "no good
-    /// match" ([`crate::rank::NO_GOOD_MATCH_BELOW`]; higher is better);
+    /// match" ([`agentfinder_skills_reader::results::NO_GOOD_MATCH_BELOW`]; higher is better);
     /// `None` when no search said how well it matched (keywords only).
     pub no_answer_flagged: Option<f64>,
     /// Share of the answerable queries it called "no good match" (lower
@@ -157,7 +161,11 @@ pub struct Flags {
 }
 
 impl Flags {
-    fn count(&mut self, answerable: bool, strength: Option<crate::rank::MatchStrength>) {
+    fn count(
+        &mut self,
+        answerable: bool,
+        strength: Option<agentfinder_skills_reader::results::MatchStrength>,
+    ) {
         let Some(strength) = strength else { return };
         let slot = if answerable {
             &mut self.answerable
@@ -218,32 +226,10 @@ impl EvalReport {
     }
 }
 
-/// Runs every query with keyword search, then with hybrid search at each of
-/// `ratios`; hits are one per skill, 10 deep.
-pub async fn evaluate(
-    config: &MeiliConfig,
-    index: &str,
-    embedder: &str,
-    ratios: &[f32],
-    queries: &[EvalQuery],
-) -> Result<EvalReport, MeiliError> {
-    let search = |query: String, ratio: Option<f32>| async move {
-        let options = SearchOptions {
-            index: index.to_string(),
-            limit: 10,
-            filter: None,
-            all_sections: false,
-            hybrid: ratio.map(|r| (embedder.to_string(), r)),
-        };
-        search_detailed(config, &query, &options).await
-    };
-    evaluate_with("meilisearch", search, ratios, queries).await
-}
-
 /// Runs every query with keyword search (`None`), then with hybrid search
 /// at each of `ratios`, through `search`, which answers with one hit per
 /// skill, best first (10 are looked at), and how well the best matches.
-pub async fn evaluate_with<F, Fut, E>(
+pub async fn evaluate<F, Fut, E>(
     engine: &str,
     search: F,
     ratios: &[f32],
@@ -251,7 +237,7 @@ pub async fn evaluate_with<F, Fut, E>(
 ) -> Result<EvalReport, E>
 where
     F: Fn(String, Option<f32>) -> Fut,
-    Fut: Future<Output = Result<super::SearchResponse, E>>,
+    Fut: Future<Output = Result<Answer, E>>,
 {
     let keyword = run_queries(&search, None, queries).await?;
     let mut hybrid = Vec::new();
@@ -290,17 +276,18 @@ async fn run_queries<F, Fut, E>(
 ) -> Result<Run, E>
 where
     F: Fn(String, Option<f32>) -> Fut,
-    Fut: Future<Output = Result<super::SearchResponse, E>>,
+    Fut: Future<Output = Result<Answer, E>>,
 {
     let mut all = Tally::default();
     let mut kinds: BTreeMap<String, Tally> = BTreeMap::new();
     for q in queries {
-        let response = search(q.query.clone(), ratio).await?;
-        all.record(q, &response);
+        let answer = search(q.query.clone(), ratio).await?;
+        let results = SearchResult::all(&answer);
+        all.record(q, &results, answer.strength);
         kinds
             .entry(q.kind.clone())
             .or_default()
-            .record(q, &response);
+            .record(q, &results, answer.strength);
     }
     let by_kind = kinds
         .into_iter()
@@ -327,29 +314,29 @@ struct Tally {
 }
 
 impl Tally {
-    fn record(&mut self, query: &EvalQuery, response: &super::SearchResponse) {
+    fn record(
+        &mut self,
+        query: &EvalQuery,
+        results: &[SearchResult],
+        strength: Option<agentfinder_skills_reader::results::MatchStrength>,
+    ) {
         let answerable = !query.expect.is_empty();
-        self.flags.count(answerable, response.strength);
+        self.flags.count(answerable, strength);
         if answerable {
-            let rank = response
-                .results
-                .iter()
-                .take(10)
-                .position(|r| query.answered_by(r));
+            let rank = results.iter().take(10).position(|r| query.answered_by(r));
             if rank.is_none_or(|r| r >= 3) {
                 self.misses.push(EvalMiss {
                     query: query.query.clone(),
                     kind: query.kind.clone(),
                     rank: rank.map(|r| r + 1),
-                    ahead: response
-                        .results
+                    ahead: results
                         .iter()
                         .take(3)
                         .map(|r| format!("{}:{}", r.metadata.source_id, r.metadata.skill))
                         .collect(),
                 });
             }
-            for (at, result) in response.results.iter().take(3).enumerate() {
+            for (at, result) in results.iter().take(3).enumerate() {
                 if !query.judged_or_labelled(result) {
                     self.unjudged.push(Unjudged {
                         query: query.query.clone(),
@@ -363,7 +350,7 @@ impl Tally {
             self.ranks.push(rank);
         } else {
             self.no_answer
-                .push(response.results.first().map_or(0.0, |r| r.score));
+                .push(results.first().map_or(0.0, |r| r.score));
         }
     }
 
@@ -441,7 +428,7 @@ mod tests {
 
     #[test]
     fn with_answer_sources_a_copy_elsewhere_is_not_an_answer() {
-        let result = |source: &str, skill: &str| -> super::super::SearchResult {
+        let result = |source: &str, skill: &str| -> SearchResult {
             serde_json::from_value(serde_json::json!({
                 "identifier": "x", "displayName": skill, "description": "", "mediaType": "m",
                 "url": "", "score": 1.0,
@@ -467,8 +454,8 @@ mod tests {
 
     #[test]
     fn a_query_answered_below_the_first_three_is_a_miss_with_what_ranked_first() {
-        let response = |skills: &[&str]| super::super::SearchResponse {
-            results: skills
+        let response = |skills: &[&str]| -> Vec<SearchResult> {
+            skills
                 .iter()
                 .map(|skill| {
                     serde_json::from_value(serde_json::json!({
@@ -480,11 +467,7 @@ mod tests {
                     }))
                     .unwrap()
                 })
-                .collect(),
-            documents: Vec::new(),
-            fallback: None,
-            strength: None,
-            sections: Vec::new(),
+                .collect()
         };
         let query = |text: &str| EvalQuery {
             query: text.into(),
@@ -494,9 +477,9 @@ mod tests {
             judged: BTreeMap::new(),
         };
         let mut tally = Tally::default();
-        tally.record(&query("third"), &response(&["a", "b", "pdf", "c"]));
-        tally.record(&query("fourth"), &response(&["a", "b", "c", "pdf"]));
-        tally.record(&query("absent"), &response(&["a", "b"]));
+        tally.record(&query("third"), &response(&["a", "b", "pdf", "c"]), None);
+        tally.record(&query("fourth"), &response(&["a", "b", "c", "pdf"]), None);
+        tally.record(&query("absent"), &response(&["a", "b"]), None);
         let misses: Vec<(&str, Option<usize>)> = tally
             .misses
             .iter()
@@ -507,7 +490,7 @@ mod tests {
         assert_eq!(tally.misses[1].ahead, ["s:a", "s:b"]);
     }
 
-    fn located(source: &str, path: &str, also_at: serde_json::Value) -> super::super::SearchResult {
+    fn located(source: &str, path: &str, also_at: serde_json::Value) -> SearchResult {
         let skill = path.rsplit('/').nth(1).unwrap_or(path);
         serde_json::from_value(serde_json::json!({
             "identifier": path, "displayName": skill, "description": "about", "mediaType": "m",
@@ -557,20 +540,14 @@ mod tests {
             judged: BTreeMap::from([("aw:a/SKILL.md".to_string(), false)]),
         };
         let none = || serde_json::json!([]);
-        let response = super::super::SearchResponse {
-            results: vec![
-                located("aw", "a/SKILL.md", none()),
-                located("aw", "b/SKILL.md", none()),
-                located("anthropics", "skills/pptx/SKILL.md", none()),
-                located("aw", "d/SKILL.md", none()),
-            ],
-            documents: Vec::new(),
-            fallback: None,
-            strength: None,
-            sections: Vec::new(),
-        };
+        let results = vec![
+            located("aw", "a/SKILL.md", none()),
+            located("aw", "b/SKILL.md", none()),
+            located("anthropics", "skills/pptx/SKILL.md", none()),
+            located("aw", "d/SKILL.md", none()),
+        ];
         let mut tally = Tally::default();
-        tally.record(&query, &response);
+        tally.record(&query, &results, None);
         let pool: Vec<(&str, usize)> = tally
             .unjudged
             .iter()

@@ -1,7 +1,8 @@
-//! Third-party text made fit to hand to an agent: every output format
-//! (Agent Finder results, TopGun's objects, `serve`, `find`, MCP) passes a
-//! skill's name, title, description and metadata through here, while the
-//! artifact keeps the text as its source wrote it.
+//! Third-party text made fit to hand to an agent (pure): the presenting
+//! step ([`super`]) passes every author-written string through here once,
+//! for every output shape (Agent Finder results, TopGun's objects,
+//! `serve`, `find`, MCP), while the artifact keeps the text as its source
+//! wrote it.
 //!
 //! Control characters are removed (line breaks and tabs become spaces), as
 //! are the bidirectional overrides that can make text read differently

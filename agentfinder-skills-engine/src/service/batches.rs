@@ -91,7 +91,7 @@ impl<I: Send + 'static, O: Send + 'static> Batches<I, O> {
         let max_batch = max_batch.max(1);
         let started = {
             let shared = shared.clone();
-            crate::workers::start(name, workers, move || {
+            super::workers::start(name, workers, move || {
                 batch_loop(&shared, max_batch, &*work)
             })
         };
@@ -199,7 +199,7 @@ fn batch_loop<I, O>(shared: &Shared<I, O>, max_batch: usize, work: &BatchWork<I,
                 }
             }
             Err(panic) => {
-                let why = crate::turns::panic_text(&panic);
+                let why = super::turns::panic_text(&panic);
                 for answer in answers {
                     let _ = answer.send(Err(BatchError::Stopped(why.clone())));
                 }

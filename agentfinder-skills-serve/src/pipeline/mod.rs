@@ -1,0 +1,205 @@
+//! The one results pipeline, for both engines:
+//!
+//! ```text
+//! candidates (Meilisearch's page | the embedded engine's ranking)
+//!   -> the shared rules the engine did not apply itself   (rules)
+//!   -> skills named as the query first                    (fold::name_first)
+//!   -> copies folded into one result                      (fold::fold)
+//!   -> present: the agentfinder JSON, the MCP answer, the TopGun object
+//! ```
+//!
+//! Every command that searches (`search`, `find`, `eval`, `serve`'s
+//! `/search`, MCP's `search_skills`) goes through [`run`], then
+//! [`crate::present`].
+
+pub mod fold;
+pub mod meili;
+pub mod rules;
+
+use std::time::Instant;
+
+use agentfinder_skills_engine::{Embedded, Query};
+use agentfinder_skills_reader::meili::{MeiliConfig, MeiliError};
+use agentfinder_skills_reader::results::{Candidates, MatchStrength};
+
+use fold::Folded;
+use rules::Rules;
+
+/// Hits asked of an engine per result wanted, for copies to fold into and
+/// the rules to re-rank (AgentWorkers/skills holds up to 60 copies of one
+/// skill; a few per result is what a page of its results held).
+pub const COPIES_FETCHED: usize = 4;
+
+/// Most hits asked for one page of results (past it, a page may come back
+/// short of copies folded in further down).
+pub const MAX_FETCHED: usize = 200;
+
+/// The embedder both engines' hybrid search uses (the artifact's vectors
+/// are `_vectors.default`).
+pub const EMBEDDER: &str = "default";
+
+/// Hits an engine is asked for to make `limit` results.
+pub fn page_size(limit: usize) -> usize {
+    limit
+        .saturating_mul(COPIES_FETCHED)
+        .min(limit.max(MAX_FETCHED))
+}
+
+/// Which engine gives the candidates.
+#[derive(Debug, Clone, Copy)]
+pub enum Engine<'a> {
+    /// A Meilisearch server and its index.
+    Meili {
+        /// How to reach it.
+        config: &'a MeiliConfig,
+        /// The index searched.
+        index: &'a str,
+    },
+    /// The embedded engine over the store's artifacts.
+    Embedded(&'a Embedded),
+}
+
+impl Engine<'_> {
+    /// Its name in results and logs (`metadata.sourceType`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Meili { .. } => "meilisearch",
+            Self::Embedded(engine) => engine.name(),
+        }
+    }
+}
+
+/// What is asked.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    /// The words.
+    pub text: String,
+    /// Most results.
+    pub limit: usize,
+    /// Only results of this source.
+    pub source: Option<String>,
+    /// A Meilisearch filter expression (Meilisearch only).
+    pub filter: Option<String>,
+    /// Weight of vector ranking, 0 to 1; `None` for keywords only.
+    pub semantic_ratio: Option<f32>,
+    /// Best-matching sections to name per result (embedded engine).
+    pub sections: usize,
+    /// Every matching section, not one result per skill (Meilisearch only).
+    pub all_sections: bool,
+    /// The store the embedded engine searches, when not its default.
+    pub store: Option<String>,
+    /// When the search must have started (embedded engine; a search still
+    /// queued then is refused as busy).
+    pub start_by: Option<Instant>,
+}
+
+/// Why an engine gave no candidates.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// Meilisearch failed (its message scrubbed of secrets).
+    #[error("{0}")]
+    Meili(#[from] MeiliError),
+    /// The embedded engine could not answer.
+    #[error("{0}")]
+    Embedded(String),
+}
+
+/// Results, best first, and what was said of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    /// The engine that gave the candidates.
+    pub engine: &'static str,
+    /// The results.
+    pub results: Vec<Folded>,
+    /// How well the best hit matches, when vectors ranked the hits.
+    pub strength: Option<MatchStrength>,
+    /// Why the answer is not the usual one (keywords only), when it is not.
+    pub fallback: Option<String>,
+}
+
+/// Runs the pipeline: `engine`'s candidates for `asked`, then the shared
+/// steps ([`rank`]).
+pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchError> {
+    let page = if asked.all_sections {
+        asked.limit
+    } else {
+        page_size(asked.limit)
+    };
+    let (candidates, rules) = match engine {
+        Engine::Meili { config, index } => {
+            let query = meili::MeiliQuery {
+                index,
+                text: &asked.text,
+                limit: page,
+                filter: meili_filter(asked.filter.as_deref(), asked.source.as_deref()),
+                all_sections: asked.all_sections,
+                hybrid: asked.semantic_ratio.map(|r| (EMBEDDER, r)),
+            };
+            (meili::candidates(config, &query).await?, Rules::MEILISEARCH)
+        }
+        Engine::Embedded(embedded) => {
+            let query = Query {
+                text: asked.text.clone(),
+                limit: page,
+                source: asked.source.clone(),
+                semantic_ratio: asked.semantic_ratio,
+                sections: asked.sections,
+                store: asked.store.clone(),
+                start_by: asked.start_by,
+            };
+            let found = embedded
+                .search(&query)
+                .await
+                .map_err(SearchError::Embedded)?;
+            (found, Rules::NONE)
+        }
+    };
+    let mut ranked = if asked.all_sections {
+        unfolded(candidates, asked.limit)
+    } else {
+        rank(&asked.text, candidates, rules, asked.limit)
+    };
+    ranked.engine = engine.name();
+    Ok(ranked)
+}
+
+/// The shared steps: the `rules` the engine did not apply, skills named
+/// as the query first, copies folded; at most `limit` results.
+pub fn rank(query: &str, candidates: Candidates, rules: Rules, limit: usize) -> Ranked {
+    let hits = rules::apply(query, candidates.hits, rules);
+    let hits = fold::name_first(query, hits);
+    Ranked {
+        engine: "",
+        results: fold::fold(hits, limit.max(1)),
+        strength: candidates.strength,
+        fallback: candidates.fallback,
+    }
+}
+
+/// Every hit as it came, each its own result (`--all-sections`).
+fn unfolded(candidates: Candidates, limit: usize) -> Ranked {
+    Ranked {
+        engine: "",
+        results: candidates
+            .hits
+            .into_iter()
+            .take(limit.max(1))
+            .map(|hit| Folded {
+                hit,
+                also_at: Vec::new(),
+            })
+            .collect(),
+        strength: candidates.strength,
+        fallback: candidates.fallback,
+    }
+}
+
+/// `filter` narrowed to one source.
+pub fn meili_filter(filter: Option<&str>, source: Option<&str>) -> Option<String> {
+    let source = source.map(|id| format!("source = {}", serde_json::Value::from(id)));
+    match (filter, source) {
+        (Some(filter), Some(source)) => Some(format!("({filter}) AND {source}")),
+        (Some(filter), None) => Some(filter.to_string()),
+        (None, source) => source,
+    }
+}

@@ -1,0 +1,139 @@
+//! Agent Finder's `SearchResult`: what `search --json` prints and `serve`'s
+//! `/search` returns (the shape the Agent Finder Space reads).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use agentfinder_skills_reader::contract::{KIND_SKILL, SKILL_MEDIA_TYPE};
+
+use super::{Answer, Presented};
+
+/// One result, in Agent Finder's `SearchResult` shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    /// `<repo with / as ->:<document id>`.
+    pub identifier: String,
+    /// The skill's folder name.
+    pub display_name: String,
+    /// The section title, or the skill description for a skill hit.
+    pub description: String,
+    /// `application/ai-skill`.
+    pub media_type: String,
+    /// Link to the file (and section), pinned to the commit.
+    pub url: String,
+    /// The score the results are ranked by: the engine's, weighed by the
+    /// rules the engine could not apply itself.
+    pub score: f64,
+    /// Where it came from.
+    pub metadata: SearchMetadata,
+}
+
+/// `SearchResult.metadata`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchMetadata {
+    /// `owner/name`.
+    pub source: String,
+    /// The engine: `meilisearch` or `embedded`.
+    pub source_type: String,
+    /// The skill's folder name.
+    pub skill: String,
+    /// Path of the SKILL.md.
+    pub path: String,
+    /// The skill's key, unique across sources (`<source>:<repo>:<path>`).
+    pub skill_key: String,
+    /// The id of the source it was built from (empty before schema 4).
+    #[serde(default)]
+    pub source_id: String,
+    /// Source commit.
+    pub commit: String,
+    /// The engine's own score (Meilisearch's `_rankingScore`).
+    pub ranking_score: f64,
+    /// `skill` or `skill_section`.
+    pub kind: String,
+    /// What the skill ships and whether it follows the Agent Skills
+    /// specification (schema 6; absent before), as the artifact has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signals: Option<Value>,
+    /// Where else the same skill is (copies shown as this one result):
+    /// `{source_id, repo, path, url}` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_at: Vec<Value>,
+}
+
+impl SearchResult {
+    /// `result` as Agent Finder's `SearchResult`, found by `engine`.
+    pub fn of(result: &Presented, engine: &str) -> Self {
+        let description = if result.kind == KIND_SKILL || result.title.is_empty() {
+            result.description.clone()
+        } else {
+            result.title.clone()
+        };
+        Self {
+            identifier: format!("{}:{}", result.repo.replace('/', "-"), result.document_id),
+            display_name: result.folder.clone(),
+            description,
+            media_type: SKILL_MEDIA_TYPE.to_string(),
+            url: result.url.clone(),
+            score: result.score,
+            metadata: SearchMetadata {
+                source: result.repo.clone(),
+                source_type: engine.to_string(),
+                skill: result.folder.clone(),
+                path: result.path.clone(),
+                skill_key: result.id.clone(),
+                source_id: result.source_id.clone(),
+                commit: result.commit.clone(),
+                ranking_score: result.ranking_score,
+                kind: result.kind.clone(),
+                signals: result.signals.clone(),
+                also_at: result.also_at.clone(),
+            },
+        }
+    }
+
+    /// Every result of `answer`.
+    pub fn all(answer: &Answer) -> Vec<Self> {
+        answer
+            .results
+            .iter()
+            .map(|r| Self::of(r, answer.engine))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::fold::Folded;
+    use agentfinder_skills_reader::results::Hit;
+    use serde_json::json;
+
+    #[test]
+    fn hits_become_agent_finder_results() {
+        let doc = json!({"id": "x-1", "repo": "huggingface/skills", "skill": "pdf", "kind": "skill_section",
+                         "title": "Merging", "skill_description": "Reads PDFs", "url": "https://u#merging",
+                         "path": "skills/pdf/SKILL.md", "commit": "abc"});
+        let present = |doc: serde_json::Value| {
+            super::super::presented(&Folded {
+                hit: Hit::new(doc, 0.9679),
+                also_at: Vec::new(),
+            })
+        };
+        let value = serde_json::to_value(SearchResult::of(&present(doc), "meilisearch")).unwrap();
+        assert_eq!(value["identifier"], "huggingface-skills:x-1");
+        assert_eq!(value["displayName"], "pdf");
+        assert_eq!(value["description"], "Merging");
+        assert_eq!(value["mediaType"], "application/ai-skill");
+        assert_eq!(value["score"], 0.9679);
+        assert_eq!(value["metadata"]["sourceType"], "meilisearch");
+        assert_eq!(value["metadata"]["rankingScore"], 0.9679);
+        assert_eq!(value["metadata"]["commit"], "abc");
+        let skill = SearchResult::of(
+            &present(json!({"kind": "skill", "title": "pdf", "skill_description": "Reads PDFs"})),
+            "embedded",
+        );
+        assert_eq!(skill.description, "Reads PDFs");
+    }
+}

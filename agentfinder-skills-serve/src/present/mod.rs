@@ -1,0 +1,198 @@
+//! The one presenting step: what the pipeline ranked becomes
+//! [`Presented`] results, every author-written field cleaned here once
+//! ([`text`]), and every output shape is made from the same values:
+//! Agent Finder's `SearchResult` ([`agentfinder`]), the MCP answer
+//! ([`mcp`]) and TopGun's objects ([`topgun`]).
+
+pub mod agentfinder;
+pub mod mcp;
+pub mod text;
+pub mod topgun;
+
+use serde_json::{Map, Value};
+
+use agentfinder_skills_reader::contract::{skill_key_of, KIND_SECTION};
+#[cfg(doc)]
+use agentfinder_skills_reader::results::Hit;
+use agentfinder_skills_reader::results::MatchStrength;
+
+use crate::pipeline::fold::Folded;
+use crate::pipeline::Ranked;
+
+/// A section of a result, as an agent is pointed to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionRef {
+    /// Its heading path, outermost first (cleaned).
+    pub heading_path: Vec<String>,
+    /// Its link.
+    pub url: String,
+}
+
+/// One result, ready for any output shape. Text fields the skill's
+/// author wrote (names, descriptions, headings, metadata, paths) are
+/// cleaned; the rest are the pipeline's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Presented {
+    /// The score results are ranked by ([`Hit::score`]).
+    pub score: f64,
+    /// The engine's own score ([`Hit::ranking_score`]: Meilisearch's
+    /// `_rankingScore`, the embedded engine's fused score).
+    pub ranking_score: f64,
+    /// The skill's key, unique across sources (`<source>:<repo>:<path>`).
+    pub id: String,
+    /// The document's id (of the hit: the skill or a section of it).
+    pub document_id: String,
+    /// The source it was built from (empty before schema 4).
+    pub source_id: String,
+    /// `owner/name`.
+    pub repo: String,
+    /// The SKILL.md's path in the repository.
+    pub path: String,
+    /// The commit built.
+    pub commit: String,
+    /// `skill` or `skill_section`: what matched.
+    pub kind: String,
+    /// The link to the hit (a section's has its anchor).
+    pub url: String,
+    /// The link to the SKILL.md.
+    pub page_url: String,
+    /// The skill's frontmatter name, else its folder's.
+    pub name: String,
+    /// The skill's folder name.
+    pub folder: String,
+    /// The skill's description, cut at 1,024 characters.
+    pub description: String,
+    /// The hit's title (a section's heading; a skill document's name).
+    pub title: String,
+    /// The other frontmatter fields.
+    pub meta: Map<String, Value>,
+    /// What the skill ships and the rules it breaks (schema 6).
+    pub signals: Option<Value>,
+    /// Its best-matching sections (when asked for; else the hit itself
+    /// when it is a section).
+    pub sections: Vec<SectionRef>,
+    /// Where its copies are.
+    pub also_at: Vec<Value>,
+    /// When its SKILL.md last changed.
+    pub last_updated: Option<String>,
+    /// Whether `last_updated` is a bound, not the change itself.
+    pub at_or_before: bool,
+    /// sha256 of the SKILL.md bytes.
+    pub content_sha: Option<String>,
+}
+
+/// The results of one search, presented.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The engine that answered.
+    pub engine: &'static str,
+    /// Why the answer is not the usual one, when it is not.
+    pub notice: Option<String>,
+    /// How well the best hit matches, when vectors ranked them.
+    pub strength: Option<MatchStrength>,
+    /// The results, best first.
+    pub results: Vec<Presented>,
+}
+
+/// `ranked` presented; `notice`, when given, is said instead of the
+/// pipeline's own fallback.
+pub fn present(ranked: Ranked, notice: Option<String>) -> Answer {
+    Answer {
+        engine: ranked.engine,
+        notice: notice.or(ranked.fallback),
+        strength: ranked.strength,
+        results: ranked.results.iter().map(presented).collect(),
+    }
+}
+
+/// One result, presented.
+pub fn presented(result: &Folded) -> Presented {
+    let hit = &result.hit;
+    let doc = &hit.document;
+    let text = |key: &str| hit.text(key).to_string();
+    let field = |key: &str| text::clean(hit.text(key), text::MAX_FIELD_CHARS);
+    let kind = text("kind");
+    let url = text("url");
+    let page_url = url.split('#').next().unwrap_or_default().to_string();
+    let folder = field("skill");
+    let name = match hit.text("skill_name") {
+        "" => folder.clone(),
+        name => text::clean(name, text::MAX_FIELD_CHARS),
+    };
+    let mut sections: Vec<SectionRef> = hit
+        .sections
+        .iter()
+        .map(|(doc, _)| section_ref(doc))
+        .collect();
+    if sections.is_empty() && kind == KIND_SECTION {
+        sections.push(section_ref(doc));
+    }
+    let optional = |key: &str| {
+        doc.get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+    };
+    Presented {
+        score: hit.score,
+        ranking_score: hit.ranking_score,
+        id: text::clean(&skill_key_of(doc), text::MAX_FIELD_CHARS),
+        document_id: field("id"),
+        source_id: field("source"),
+        repo: field("repo"),
+        path: field("path"),
+        commit: field("commit"),
+        title: field("title"),
+        kind,
+        url,
+        page_url,
+        name,
+        folder,
+        description: text::description(hit.text("skill_description")),
+        meta: doc
+            .get("skill_meta")
+            .and_then(Value::as_object)
+            .cloned()
+            .map(text::clean_map)
+            .unwrap_or_default(),
+        signals: doc.get("signals").cloned().map(text::clean_value),
+        sections,
+        also_at: result
+            .also_at
+            .iter()
+            .cloned()
+            .map(text::clean_value)
+            .collect(),
+        last_updated: optional("last_updated"),
+        at_or_before: doc
+            .get("last_updated_at_or_before")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        content_sha: optional("content_sha"),
+    }
+}
+
+/// A section document as a pointer to it.
+fn section_ref(doc: &Value) -> SectionRef {
+    SectionRef {
+        heading_path: heading_path(doc),
+        url: doc
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+/// A document's heading path, cleaned.
+pub fn heading_path(doc: &Value) -> Vec<String> {
+    doc.get("heading_path")
+        .and_then(Value::as_array)
+        .map(|path| {
+            path.iter()
+                .filter_map(Value::as_str)
+                .map(|h| text::clean(h, text::MAX_FIELD_CHARS))
+                .collect()
+        })
+        .unwrap_or_default()
+}
