@@ -130,7 +130,7 @@ pub struct EmbedConfig {
     /// vector cache (shared through the store) and write no artifact. Not
     /// a file setting.
     #[serde(skip)]
-    pub shard: Option<crate::backfill::Shard>,
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Default for EmbedConfig {

@@ -50,6 +50,7 @@ pub mod promote;
 pub mod read_skills;
 pub mod reuse;
 pub mod run_context;
+pub mod shard;
 pub mod source;
 pub mod staging;
 pub mod supporting_files;

@@ -134,7 +134,7 @@ pub struct EmbedSettings {
     /// Most sections of a skill embedded (0: all); see [`chosen_for_vectors`].
     pub sections_per_skill: usize,
     /// Embed only the texts of this shard (`build --embed-shard`).
-    pub shard: Option<crate::backfill::Shard>,
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// A loaded embedder with its cache, counting what it embedded and reused.

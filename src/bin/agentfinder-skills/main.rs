@@ -15,12 +15,13 @@ use args::{
     VerifyArgs,
 };
 
-use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
+use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection};
 use agentfinder_skills::build::sources::{build_sources, SourcesRequest};
 use agentfinder_skills::build::{build, BuildError, BuildRequest};
 use agentfinder_skills::config::Config;
 use agentfinder_skills::logging::{self, Reporter};
 use agentfinder_skills::promote::{promote, PromotePolicy, Promotion};
+use agentfinder_skills::shard::Shard;
 use agentfinder_skills::source::SourceSpec;
 use agentfinder_skills::validate::StrictPolicy;
 use agentfinder_skills::verify::verify;
