@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 use crate::catalog::CatalogHost;
 use crate::chunk::ChunkOptions;
 use crate::document::LinkTemplates;
+use crate::embed::EmbedDevice;
 use crate::parse::ParseOptions;
 use crate::source::identity::RepoIdentity;
 use agentfinder_skills_reader::contract::{default_source_id, is_valid_source_id};
@@ -152,19 +153,6 @@ impl Default for EmbedConfig {
             shard: None,
         }
     }
-}
-
-/// `[embed].device`: where the model runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EmbedDevice {
-    /// The first CUDA GPU when the binary was built with the `cuda` feature
-    /// and one is present, else the CPU.
-    Auto,
-    /// The CPU.
-    Cpu,
-    /// The first CUDA GPU; an error when there is none.
-    Cuda,
 }
 
 /// `[source]`.
