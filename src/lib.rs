@@ -52,7 +52,7 @@ pub mod reuse;
 pub mod run_context;
 pub mod shard;
 pub mod source;
-pub mod staging;
+pub mod store;
 pub mod supporting_files;
 pub mod time;
 pub mod validate;

@@ -522,7 +522,7 @@ async fn put(
     mode: PutMode,
 ) -> Result<(), object_store::Error> {
     let bytes = Bytes::from(serde_json::to_vec(record).unwrap_or_default());
-    crate::write::put_raw(store, path, bytes, mode).await
+    crate::store::put::put_raw(store, path, bytes, mode).await
 }
 
 impl LockRecord {

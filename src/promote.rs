@@ -21,10 +21,11 @@ use object_store::ObjectStoreExt;
 use crate::failpoint::failpoint;
 use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
 use crate::materialize::{materialize, MaterializeError};
-use crate::write::{
-    delete, local_copy, put, put_content, success_bytes, upload_in_parts, Content, PartsError,
-    WriteError, MULTIPART_THRESHOLD,
+use crate::store::put::{
+    delete, local_copy, put, put_content, upload_in_parts, Content, PartsError, WriteError,
+    MULTIPART_THRESHOLD,
 };
+use crate::write::success_bytes;
 use agentfinder_skills_reader::parts::composed_index;
 
 /// When promotion is allowed.

@@ -25,7 +25,7 @@ use crate::marketplace::Marketplace;
 use crate::read_skills::Extracted;
 use crate::reuse::{EntryKeys, KeyInputs};
 use crate::source::Change;
-use crate::staging::{HashingFile, StagedFile};
+use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
 use crate::variant::build_digest;
 use crate::walk::skill_folder;

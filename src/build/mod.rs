@@ -25,11 +25,12 @@ use crate::reuse::Base;
 pub use crate::run_context::RunContext;
 use crate::source::identity::{identify, IdentityInputs};
 use crate::source::{self, Snapshot, SourceError, SourceSpec};
-use crate::staging::remove_stale;
+use crate::store::put::WriteError;
+use crate::store::staging::remove_stale;
 use crate::validate::{DocumentError, StrictPolicy};
 use crate::variant::{target, Target};
 use crate::walk::GlobError;
-use crate::write::{write_commit, CommitFiles, WriteError, WriteOutcome};
+use crate::write::{write_commit, CommitFiles, WriteOutcome};
 
 /// What to build.
 #[derive(Debug, Clone)]

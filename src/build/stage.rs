@@ -14,7 +14,7 @@ use crate::read_skills::{extract, SkillTree};
 use crate::reuse::Base;
 use crate::run_context::RunContext;
 use crate::source::{rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
-use crate::staging::HashingFile;
+use crate::store::staging::HashingFile;
 use crate::walk::WalkRules;
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough
