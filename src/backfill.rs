@@ -14,8 +14,9 @@ use std::time::Instant;
 
 use agentfinder_skills_reader::store::Store;
 
+use crate::build::run_context::RunContext;
 use crate::build::{
-    build_commit, config_for_source, off_runtime, BuildError, BuildRequest, BuildStatus, RunContext,
+    build_commit, config_for_source, off_runtime, BuildError, BuildRequest, BuildStatus,
 };
 use crate::config::Config;
 use crate::logging::Reporter;

@@ -49,7 +49,6 @@ pub mod parse;
 pub mod promote;
 pub mod read_skills;
 pub mod reuse;
-pub mod run_context;
 pub mod shard;
 pub mod source;
 pub mod store;

@@ -6,13 +6,13 @@
 use agentfinder_skills_reader::parts::{PartEntry, PACKS_DIR};
 
 use super::plan::{list_tree, patch_parent, Plan};
+use super::run_context::RunContext;
 use super::BuildError;
 use crate::assemble::{Assembled, Assembler, Item, NewParts, SharedEmbedder, VersionInfo};
 use crate::config::Config;
 use crate::logging::Reporter;
 use crate::read_skills::{extract, SkillTree};
 use crate::reuse::Base;
-use crate::run_context::RunContext;
 use crate::source::{rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
 use crate::store::staging::HashingFile;
 use crate::walk::WalkRules;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use agentfinder_skills_reader::store::Store;
 
+use super::BuildError;
 use crate::assemble::SharedEmbedder;
-use crate::build::BuildError;
 use crate::config::Config;
 use crate::embed::{share, EmbedSettings, Embedder};
 use crate::logging::Reporter;
