@@ -211,7 +211,7 @@ impl EntryKeys {
     /// link templates).
     pub fn new(build_digest: &str, ctx: &BuildContext) -> Self {
         let build = serde_json::json!({
-            "output_version": crate::variant::output_version(),
+            "output_version": crate::assemble::digest::output_version(),
             "schema": SCHEMA_VERSION,
             "build": build_digest,
             "source": ctx.source,

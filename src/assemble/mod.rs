@@ -27,12 +27,13 @@ use crate::reuse::{EntryKeys, KeyInputs};
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
-use crate::variant::build_digest;
 use crate::walk::skill_folder;
 
+pub mod digest;
 mod finish;
 mod settings;
 
+use self::digest::build_digest;
 pub use settings::meilisearch_config;
 
 /// Everything known about the version being built.
