@@ -1,7 +1,7 @@
 //! What shapes a build's output, as one digest: the builder's own
 //! [`OUTPUT_VERSION`], the configuration, the schema, whether there are
 //! vectors, and the search settings. It keys the parse cache
-//! ([`EntryKeys`](crate::reuse::EntryKeys)) and is recorded in the manifest,
+//! ([`EntryKeys`](super::keys::EntryKeys)) and is recorded in the manifest,
 //! where it tells which artifact of a commit a build owns
 //! ([`crate::variant`]).
 

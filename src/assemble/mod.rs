@@ -23,7 +23,6 @@ use crate::embed::{EmbedError, Embedder};
 use crate::findings::{finding_line, skip_line, FindingsSummary};
 use crate::marketplace::Marketplace;
 use crate::read_skills::Extracted;
-use crate::reuse::{EntryKeys, KeyInputs};
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
@@ -31,9 +30,10 @@ use crate::walk::skill_folder;
 
 pub mod digest;
 mod finish;
+pub mod keys;
 mod settings;
 
-use self::digest::build_digest;
+use self::keys::{build_context, entry_keys, EntryKeys};
 pub use settings::meilisearch_config;
 
 /// Everything known about the version being built.
@@ -116,67 +116,6 @@ pub enum Item {
         /// Its git blob id.
         blob: Option<String>,
     },
-}
-
-/// Computes the entry keys of a build's files (on the parsing thread,
-/// apart from the assembler).
-#[derive(Debug, Clone)]
-pub struct Planner {
-    keys: EntryKeys,
-    changes: std::sync::Arc<HashMap<String, Change>>,
-    folder_files: std::sync::Arc<HashMap<String, Vec<String>>>,
-    commit: String,
-    repo_name: String,
-    descriptions: HashMap<String, String>,
-}
-
-impl Planner {
-    /// The build part of every key it makes ([`EntryKeys::fingerprint`]).
-    pub fn fingerprint(&self) -> [u8; 32] {
-        self.keys.fingerprint()
-    }
-
-    /// The key of the file at `path` with git blob `blob` (`None`: never reused).
-    pub fn key(&self, path: &str, blob: Option<&str>) -> Option<String> {
-        let folder = skill_folder(path, &self.repo_name);
-        let change = self.changes.get(path);
-        // Documents of a file with no known change are pinned to the build.
-        let pinned = if change.is_some() { "" } else { &self.commit };
-        let files = self.folder_files.get(path).map_or(&[][..], Vec::as_slice);
-        self.keys.key(&KeyInputs {
-            path,
-            blob,
-            change,
-            pinned,
-            marketplace_description: self.descriptions.get(folder).map(String::as_str),
-            folder_files: &crate::supporting_files::digest(files),
-        })
-    }
-}
-
-/// The key maker of a build of `config` on `branch` with `marketplace`
-/// (keys do not depend on the commit itself, only on a file's own inputs).
-pub fn entry_keys(
-    config: &Config,
-    branch: &str,
-    marketplace: &Marketplace,
-    vectors: bool,
-) -> EntryKeys {
-    let ctx = build_context(config, branch, marketplace);
-    EntryKeys::new(&build_digest(config, vectors), &ctx)
-}
-
-/// The context of a build on `branch`, with no commit yet.
-fn build_context(config: &Config, branch: &str, marketplace: &Marketplace) -> BuildContext {
-    BuildContext {
-        source: config.source_id(),
-        repo: config.repo().to_string(),
-        branch: branch.to_string(),
-        commit: String::new(),
-        updated_at: String::new(),
-        version: marketplace.version.clone(),
-        links: config.link_templates(),
-    }
 }
 
 /// A skill's signals: what its folder's `files` are, and the `findings` of
@@ -298,23 +237,6 @@ impl<'a> Assembler<'a> {
         }
         self.embedder = embedder;
         self
-    }
-
-    /// What computes this build's entry keys.
-    pub fn planner(&self) -> Planner {
-        Planner {
-            keys: self.keys.clone(),
-            changes: self.version.changes.clone(),
-            folder_files: self.version.folder_files.clone(),
-            commit: self.version.commit.clone(),
-            repo_name: self.repo_name.clone(),
-            descriptions: self
-                .marketplace
-                .descriptions
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        }
     }
 
     fn marketplace_description(&self, folder: &str) -> Option<&str> {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use agentfinder_skills_reader::parts::PartEntry;
 
 use super::BuildError;
-use crate::assemble::entry_keys;
+use crate::assemble::keys::entry_keys;
 use crate::config::Config;
 use crate::diagnostics::{Finding, WarningClass};
 use crate::marketplace::{parse_marketplace, Marketplace};

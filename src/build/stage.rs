@@ -35,7 +35,7 @@ struct Gathered<'a> {
 /// are left), taking the reusable ones' entries from `base`.
 fn gather<'a>(
     ordered: &mut impl Iterator<Item = Next<'a>>,
-    planner: &crate::assemble::Planner,
+    planner: &crate::assemble::keys::Planner,
     mut base: Option<&mut Base>,
 ) -> Gathered<'a> {
     let mut gathered = Gathered {
@@ -249,7 +249,10 @@ fn merge_by_path(carried: Vec<PartEntry>, files: &[Entry]) -> Vec<Next<'_>> {
 /// The entry key and git blob id of a skill file: symlinks and plain
 /// folders have no key (their bytes have no id of their own), so they are
 /// always parsed.
-fn key_of(planner: &crate::assemble::Planner, entry: &Entry) -> (Option<String>, Option<String>) {
+fn key_of(
+    planner: &crate::assemble::keys::Planner,
+    entry: &Entry,
+) -> (Option<String>, Option<String>) {
     match (&entry.kind, &entry.object) {
         (EntryKind::File, ObjectRef::Blob(id)) => {
             let blob = id.to_string();
