@@ -4,9 +4,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::catalog::CatalogHost;
 use crate::chunk::ChunkOptions;
-use crate::document::LinkTemplates;
 use crate::embed::EmbedDevice;
 use crate::parse::ParseOptions;
 use crate::source::identity::RepoIdentity;
@@ -615,26 +613,6 @@ impl Config {
     /// The `owner/name` documents carry (set by [`Config::for_source`]).
     pub fn repo(&self) -> &str {
         self.source.repo.as_deref().unwrap_or("local/source")
-    }
-
-    /// URL templates (none are `None` only for a repository on a known host).
-    pub fn link_templates(&self) -> LinkTemplates {
-        LinkTemplates {
-            blob: self.links.blob.clone(),
-            raw: self.links.raw.clone(),
-            tree: self.links.tree.clone(),
-        }
-    }
-
-    /// Catalog host fields.
-    pub fn catalog_host(&self) -> CatalogHost {
-        let catalog = &self.catalog;
-        CatalogHost {
-            display_name: catalog.display_name.clone().unwrap_or_default(),
-            documentation_url: catalog.documentation_url.clone().unwrap_or_default(),
-            logo_url: catalog.logo_url.clone().unwrap_or_default(),
-            tags: catalog.tags.clone().unwrap_or_default(),
-        }
     }
 
     /// Settings of the embed stage, or `None` when it is off.

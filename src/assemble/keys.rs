@@ -12,7 +12,7 @@ use agentfinder_skills_reader::contract::SCHEMA_VERSION;
 use super::digest::{build_digest, output_version};
 use super::Assembler;
 use crate::config::Config;
-use crate::document::BuildContext;
+use crate::document::{BuildContext, LinkTemplates};
 use crate::marketplace::Marketplace;
 use crate::source::Change;
 use crate::walk::skill_folder;
@@ -179,7 +179,16 @@ pub(super) fn build_context(
         commit: String::new(),
         updated_at: String::new(),
         version: marketplace.version.clone(),
-        links: config.link_templates(),
+        links: link_templates(config),
+    }
+}
+
+/// The URL templates of `config` (none are `None` only for a repository on a known host).
+fn link_templates(config: &Config) -> LinkTemplates {
+    LinkTemplates {
+        blob: config.links.blob.clone(),
+        raw: config.links.raw.clone(),
+        tree: config.links.tree.clone(),
     }
 }
 

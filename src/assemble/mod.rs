@@ -118,6 +118,17 @@ pub enum Item {
     },
 }
 
+/// The catalog's host fields of `config`.
+fn catalog_host(config: &Config) -> CatalogHost {
+    let catalog = &config.catalog;
+    CatalogHost {
+        display_name: catalog.display_name.clone().unwrap_or_default(),
+        documentation_url: catalog.documentation_url.clone().unwrap_or_default(),
+        logo_url: catalog.logo_url.clone().unwrap_or_default(),
+        tags: catalog.tags.clone().unwrap_or_default(),
+    }
+}
+
 /// A skill's signals: what its folder's `files` are, and the `findings` of
 /// its SKILL.md that break a rule of the specification.
 fn signals_of<'f>(files: &[String], findings: impl Iterator<Item = &'f Finding>) -> SkillSignals {
@@ -203,7 +214,7 @@ impl<'a> Assembler<'a> {
                 .next()
                 .unwrap_or("skills")
                 .to_string(),
-            host: config.catalog_host(),
+            host: catalog_host(config),
             version,
             ctx,
             marketplace,
