@@ -10,10 +10,10 @@ use sha2::{Digest, Sha256};
 use agentfinder_skills_reader::contract::SCHEMA_VERSION;
 
 use super::digest::{build_digest, output_version};
+use super::document::{BuildContext, LinkTemplates};
+use super::marketplace::Marketplace;
 use super::Assembler;
 use crate::config::Config;
-use crate::document::{BuildContext, LinkTemplates};
-use crate::marketplace::Marketplace;
 use crate::source::Change;
 use crate::walk::skill_folder;
 

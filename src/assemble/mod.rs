@@ -15,25 +15,28 @@ use agentfinder_skills_reader::contract::{
 };
 use agentfinder_skills_reader::parts::{PartEntry, PartRef, BUCKET_COUNT};
 
-use crate::catalog::{catalog_entry, CatalogHost};
+use self::catalog::{catalog_entry, CatalogHost};
+use self::document::{skill_documents, BuildContext, SkillInput};
+use self::keys::{build_context, entry_keys, EntryKeys};
+use self::marketplace::Marketplace;
 use crate::config::Config;
 use crate::diagnostics::Finding;
-use crate::document::{skill_documents, BuildContext, SkillInput};
 use crate::embed::{EmbedError, Embedder};
 use crate::findings::{finding_line, skip_line, FindingsSummary};
-use crate::marketplace::Marketplace;
 use crate::read_skills::Extracted;
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
 use crate::walk::skill_folder;
 
+pub mod catalog;
 pub mod digest;
+pub mod document;
 mod finish;
 pub mod keys;
+pub mod marketplace;
 mod settings;
 
-use self::keys::{build_context, entry_keys, EntryKeys};
 pub use settings::meilisearch_config;
 
 /// Everything known about the version being built.

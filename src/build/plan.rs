@@ -10,9 +10,9 @@ use agentfinder_skills_reader::parts::PartEntry;
 
 use super::BuildError;
 use crate::assemble::keys::entry_keys;
+use crate::assemble::marketplace::{parse_marketplace, Marketplace};
 use crate::config::Config;
 use crate::diagnostics::{Finding, WarningClass};
-use crate::marketplace::{parse_marketplace, Marketplace};
 use crate::reuse::Base;
 use crate::source::{Change, Entry, EntryKind, Snapshot};
 use crate::supporting_files::{folder_files, folder_of};

@@ -1,4 +1,4 @@
-//! Document stage: a parsed skill becomes its `skill` document and one
+//! A skill's documents: a parsed skill becomes its `skill` document and one
 //! `skill_section` document per chunk, in the contract's shape.
 //!
 //! Ids are deterministic from (source, repo, path, kind, ordinal, part), so a file
