@@ -49,7 +49,6 @@ pub mod reuse;
 pub mod shard;
 pub mod source;
 pub mod store;
-pub mod supporting_files;
 pub mod time;
 pub mod validate;
 pub mod variant;

@@ -43,7 +43,7 @@ pub struct KeyInputs<'a> {
     pub pinned: &'a str,
     /// Its description in the marketplace file.
     pub marketplace_description: Option<&'a str>,
-    /// [`digest`](crate::supporting_files::digest) of its folder's files.
+    /// [`digest`](crate::walk::supporting_files::digest) of its folder's files.
     pub folder_files: &'a str,
 }
 
@@ -149,7 +149,7 @@ impl Planner {
             change,
             pinned,
             marketplace_description: self.descriptions.get(folder).map(String::as_str),
-            folder_files: &crate::supporting_files::digest(files),
+            folder_files: &crate::walk::supporting_files::digest(files),
         })
     }
 }

@@ -52,7 +52,7 @@ pub struct VersionInfo {
     /// missing from it is pinned to the built commit, with no `last_updated`.
     pub changes: std::sync::Arc<HashMap<String, Change>>,
     /// The files of each skill file's folder besides it, relative to the
-    /// folder, in path order ([`crate::supporting_files`]); a file missing
+    /// folder, in path order ([`crate::walk::supporting_files`]); a file missing
     /// from it ships nothing.
     pub folder_files: std::sync::Arc<HashMap<String, Vec<String>>>,
 }
@@ -143,7 +143,7 @@ fn signals_of<'f>(files: &[String], findings: impl Iterator<Item = &'f Finding>)
         })
         .collect();
     SkillSignals {
-        ships: crate::supporting_files::ships(files),
+        ships: crate::walk::supporting_files::ships(files),
         spec: SpecConformance {
             conforms: broken.is_empty(),
             findings: broken,
@@ -357,7 +357,7 @@ impl<'a> Assembler<'a> {
             parsed,
             marketplace_description: self.marketplace_description(&folder),
             signals: &signals,
-            supporting_files: &crate::supporting_files::listed(files),
+            supporting_files: &crate::walk::supporting_files::listed(files),
         };
         let documents = skill_documents(&ctx, input);
         Prepared {

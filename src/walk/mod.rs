@@ -6,6 +6,8 @@
 //! anywhere in the path. A skill's identity is its path. Pure: it sees a
 //! listing, never a disk.
 
+pub mod supporting_files;
+
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::source::{Entry, EntryKind};
