@@ -20,8 +20,8 @@ use crate::build::{
 };
 use crate::config::Config;
 use crate::logging::Reporter;
+use crate::parse::read::ParseCache;
 use crate::promote::{promote, PromotePolicy, Promotion};
-use crate::read_skills::ParseCache;
 use crate::shard::Shard;
 use crate::source::{open_history, History, SourceSpec};
 use crate::validate::StrictPolicy;

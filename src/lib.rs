@@ -44,7 +44,6 @@ pub mod logging;
 pub mod materialize;
 pub mod parse;
 pub mod promote;
-pub mod read_skills;
 pub mod reuse;
 pub mod shard;
 pub mod source;

@@ -23,7 +23,7 @@ use crate::config::Config;
 use crate::diagnostics::Finding;
 use crate::embed::{EmbedError, Embedder};
 use crate::findings::{finding_line, skip_line, FindingsSummary};
-use crate::read_skills::Extracted;
+use crate::parse::read::Extracted;
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};

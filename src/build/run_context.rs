@@ -12,7 +12,7 @@ use crate::assemble::SharedEmbedder;
 use crate::config::Config;
 use crate::embed::{share, EmbedSettings, Embedder};
 use crate::logging::Reporter;
-use crate::read_skills::ParseCache;
+use crate::parse::read::ParseCache;
 use crate::reuse::Base;
 
 /// Parse results and the embedder, shared by the commits of one run.

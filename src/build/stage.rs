@@ -11,7 +11,7 @@ use super::BuildError;
 use crate::assemble::{Assembled, Assembler, Item, NewParts, SharedEmbedder, VersionInfo};
 use crate::config::Config;
 use crate::logging::Reporter;
-use crate::read_skills::{extract, SkillTree};
+use crate::parse::read::{extract, SkillTree};
 use crate::reuse::Base;
 use crate::source::{rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
 use crate::store::staging::HashingFile;

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use super::{parse_skill, ParseOptions, ParsedSkill};
 use crate::diagnostics::{Finding, Unusable, WarningClass};
-use crate::parse::{parse_skill, ParseOptions, ParsedSkill};
 use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
 use crate::walk::resolve_symlink;
 
