@@ -17,8 +17,10 @@ use agentfinder_skills_reader::parts::{
 use super::catalog::catalog_head;
 use super::digest::build_digest;
 use super::{meilisearch_config, AssembleError, Assembled, Assembler, NewParts};
-use crate::diagnostics::{Finding, WarningClass};
-use crate::findings::{duplicate_names, finding_line, own_lines, FindingsLog, FindingsSummary};
+use crate::validate::diagnostics::{Finding, WarningClass};
+use crate::validate::findings::{
+    duplicate_names, finding_line, own_lines, FindingsLog, FindingsSummary,
+};
 
 /// The buckets of a build's entries.
 struct Indexed {

@@ -20,12 +20,12 @@ use self::document::{skill_documents, BuildContext, SkillInput};
 use self::keys::{build_context, entry_keys, EntryKeys};
 use self::marketplace::Marketplace;
 use crate::config::Config;
-use crate::diagnostics::Finding;
 use crate::embed::{EmbedError, Embedder};
-use crate::findings::{finding_line, skip_line, FindingsSummary};
 use crate::parse::read::Extracted;
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
+use crate::validate::diagnostics::Finding;
+use crate::validate::findings::{finding_line, skip_line, FindingsSummary};
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
 use crate::walk::skill_folder;
 

@@ -12,9 +12,9 @@ use super::BuildError;
 use crate::assemble::keys::entry_keys;
 use crate::assemble::marketplace::{parse_marketplace, Marketplace};
 use crate::config::Config;
-use crate::diagnostics::{Finding, WarningClass};
 use crate::reuse::Base;
 use crate::source::{Change, Entry, EntryKind, Snapshot};
+use crate::validate::diagnostics::{Finding, WarningClass};
 use crate::walk::supporting_files::{folder_files, folder_of};
 use crate::walk::{one_version_per_plugin, plugin_aliases, skill_entries, WalkRules};
 

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::chunk::{chunk_body, Chunk, ChunkOptions};
-use crate::diagnostics::{Finding, Unusable, WarningClass};
+use crate::validate::diagnostics::{Finding, Unusable, WarningClass};
 
 pub use frontmatter::{locate as locate_frontmatter, Block as FrontmatterBlock};
 pub use lenient::read_key_values;

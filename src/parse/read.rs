@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use super::{parse_skill, ParseOptions, ParsedSkill};
-use crate::diagnostics::{Finding, Unusable, WarningClass};
 use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
+use crate::validate::diagnostics::{Finding, Unusable, WarningClass};
 use crate::walk::resolve_symlink;
 
 /// A parse result, shared between the cache and every commit that uses it.

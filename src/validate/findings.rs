@@ -12,8 +12,8 @@ use std::io::Write;
 
 use agentfinder_skills_reader::contract::{BuildWarning, SkippedFile, MANIFEST_EXAMPLES_PER_CLASS};
 
-use crate::diagnostics::{Finding, WarningClass};
-use crate::validate::StrictPolicy;
+use super::diagnostics::{Finding, WarningClass};
+use super::StrictPolicy;
 
 /// Longest message quoted in the manifest; the findings file has it whole.
 const EXAMPLE_MESSAGE_CHARS: usize = 300;
