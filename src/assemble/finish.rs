@@ -18,9 +18,8 @@ use super::catalog::catalog_head;
 use super::digest::build_digest;
 use super::{meilisearch_config, AssembleError, Assembled, Assembler, NewParts};
 use crate::validate::diagnostics::{Finding, WarningClass};
-use crate::validate::findings::{
-    duplicate_names, finding_line, own_lines, FindingsLog, FindingsSummary,
-};
+use crate::validate::finding_lines::{finding_line, own_lines};
+use crate::validate::findings::{duplicate_names, FindingsLog, FindingsSummary};
 
 /// The buckets of a build's entries.
 struct Indexed {

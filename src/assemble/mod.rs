@@ -25,7 +25,8 @@ use crate::parse::read::Extracted;
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::diagnostics::Finding;
-use crate::validate::findings::{finding_line, skip_line, FindingsSummary};
+use crate::validate::finding_lines::{finding_line, skip_line};
+use crate::validate::findings::FindingsSummary;
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
 use crate::walk::skill_folder;
 

@@ -9,6 +9,7 @@
 //! `findings.ndjson` and counted ([`findings`]).
 
 pub mod diagnostics;
+pub mod finding_lines;
 pub mod findings;
 
 use std::collections::{BTreeMap, HashSet};
