@@ -25,7 +25,7 @@ use crate::promote::{promote, PromotePolicy, Promotion};
 use crate::shard::Shard;
 use crate::source::{open_history, History, SourceSpec};
 use crate::validate::StrictPolicy;
-use crate::variant::{target, Target};
+use crate::write::variant::{target, Target};
 
 /// Which commits to build.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -48,7 +48,6 @@ pub mod source;
 pub mod store;
 pub mod time;
 pub mod validate;
-pub mod variant;
 pub mod verify;
 pub mod walk;
 pub mod write;

@@ -3,7 +3,7 @@
 //! vectors, and the search settings. It keys the parse cache
 //! ([`EntryKeys`](super::keys::EntryKeys)) and is recorded in the manifest,
 //! where it tells which artifact of a commit a build owns
-//! ([`crate::variant`]).
+//! ([`crate::write::variant`]).
 
 use agentfinder_skills_reader::contract::SCHEMA_VERSION;
 use sha2::{Digest, Sha256};

@@ -29,8 +29,8 @@ use crate::source::{self, Snapshot, SourceError, SourceSpec};
 use crate::store::put::WriteError;
 use crate::store::staging::remove_stale;
 use crate::validate::{DocumentError, StrictPolicy};
-use crate::variant::{target, Target};
 use crate::walk::GlobError;
+use crate::write::variant::{target, Target};
 use crate::write::{write_commit, CommitFiles, WriteOutcome};
 
 /// What to build.

@@ -6,6 +6,11 @@
 //! without it is incomplete and one with it is complete and immutable. When two builders race on one commit,
 //! exactly one `_SUCCESS` is created; the loser reports the commit as
 //! already built.
+//!
+//! Which `commits/<id>/` a build writes (a commit can have several
+//! artifacts, one per way it was built) is [`variant`]'s.
+
+pub mod variant;
 
 use std::collections::BTreeMap;
 
