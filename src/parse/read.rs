@@ -1,7 +1,7 @@
 //! Reading and parsing every skill file of a snapshot, on all cores.
 //!
 //! The I/O edge of the parse stage: bytes come from the source (one reader
-//! per thread), [`parse_skill`](crate::parse::parse_skill) does the rest.
+//! per thread), [`parse_skill`] does the rest.
 //! Symlinks are resolved against the tree: one pointing at another SKILL.md
 //! of the tree is parsed as that file (an alias, with a warning); any other
 //! is skipped.

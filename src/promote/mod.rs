@@ -8,8 +8,9 @@
 //! (readers keep what they have), or the new complete one.
 //!
 //! The complete files are composed from the artifact's shared parts by
-//! [`materialize`]; [`verify`] re-reads an artifact (`latest/` by default)
-//! and checks it against its `_SUCCESS` and the contract.
+//! [`materialize`](mod@materialize); [`verify`] re-reads an artifact
+//! (`latest/` by default) and checks it against its `_SUCCESS` and the
+//! contract.
 
 pub mod materialize;
 pub mod verify;
