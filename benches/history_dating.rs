@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use agentfinder_skills::config::WalkConfig;
+use agentfinder_skills::config::tables::WalkConfig;
 use agentfinder_skills::source::{open, Fetching, SourceSpec};
 use agentfinder_skills::walk::{skill_entries, WalkRules};
 

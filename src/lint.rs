@@ -12,9 +12,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::diagnostics::Finding;
 use crate::parse::parse_skill;
 use crate::source::{list_folder, ObjectRef, SourceError};
+use crate::validate::diagnostics::Finding;
 use crate::validate::{check_skill, SPEC_CLASSES};
 use crate::walk::{skill_entries, skill_folder, GlobError, WalkRules};
 

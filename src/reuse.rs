@@ -1,21 +1,19 @@
 //! The parse cache that outlives a run: the entries of an earlier artifact
 //! of the same source (its `latest/`, or the commit a backfill built just
-//! before), each keyed by everything that shaped it, so a build parses,
-//! embeds and serialises only the files whose inputs changed, and dates its
-//! files by walking only the commits since.
+//! before), each keyed by everything that shaped it (the keys are made in
+//! [`crate::assemble::keys`]), so a build parses, embeds and serialises
+//! only the files whose inputs changed, and dates its files by walking
+//! only the commits since.
 //!
 //! A reused entry is the earlier build's bytes, and the key covers every
 //! input of those bytes, so a build that reuses is byte-identical to a cold
 //! build of the same commit.
 
-use sha2::{Digest, Sha256};
-
 use agentfinder_skills_reader::artifact::{read_manifest, ReadError};
-use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest, SCHEMA_VERSION};
+use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest};
 use agentfinder_skills_reader::parts::{bucket_of, read_entries, PartEntry};
 use agentfinder_skills_reader::store::Store;
 
-use crate::document::BuildContext;
 use crate::source::{Change, KnownChanges};
 
 /// The entries of an earlier artifact, in path order. A build takes the
@@ -29,7 +27,8 @@ pub struct Base {
     entries: Vec<PartEntry>,
     /// `(digest, entries)` of each bucket, by number.
     buckets: Vec<(String, usize)>,
-    /// The build part of the keys of its entries ([`EntryKeys::fingerprint`]),
+    /// The build part of the keys of its entries
+    /// ([`EntryKeys::fingerprint`](crate::assemble::keys::EntryKeys::fingerprint)),
     /// when this process made them.
     fingerprint: Option<[u8; 32]>,
     known: std::sync::OnceLock<KnownChanges>,
@@ -169,122 +168,9 @@ impl Base {
     }
 }
 
-/// Makes entry keys: a digest of one file's inputs and the build's.
-///
-/// A build keys every file of its snapshot (18,000 in a real collection,
-/// for every commit of a backfill), so the build's part is hashed once and
-/// each file's inputs are fed to the hash as they are, length-prefixed
-/// (no JSON to build and escape per file).
-#[derive(Debug, Clone)]
-pub struct EntryKeys {
-    /// sha256 of the build's inputs.
-    build: [u8; 32],
-}
-
-/// What a skill file's entry is made from, besides the build.
-#[derive(Debug, Clone, Copy)]
-pub struct KeyInputs<'a> {
-    /// Path of the SKILL.md.
-    pub path: &'a str,
-    /// Its git blob id; `None` where its bytes have no id.
-    pub blob: Option<&'a str>,
-    /// The commit that last changed it, where known.
-    pub change: Option<&'a Change>,
-    /// The commit its documents are pinned to when `change` is unknown
-    /// (else empty).
-    pub pinned: &'a str,
-    /// Its description in the marketplace file.
-    pub marketplace_description: Option<&'a str>,
-    /// [`digest`](crate::supporting_files::digest) of its folder's files.
-    pub folder_files: &'a str,
-}
-
-impl EntryKeys {
-    /// The build part of every key: two key makers with the same
-    /// fingerprint key a file alike.
-    pub fn fingerprint(&self) -> [u8; 32] {
-        self.build
-    }
-
-    /// Keys for a build shaped by `build_digest` (configuration, schema,
-    /// vectors) in `ctx` (source, repository, branch, marketplace version,
-    /// link templates).
-    pub fn new(build_digest: &str, ctx: &BuildContext) -> Self {
-        let build = serde_json::json!({
-            "output_version": crate::variant::output_version(),
-            "schema": SCHEMA_VERSION,
-            "build": build_digest,
-            "source": ctx.source,
-            "repo": ctx.repo,
-            "branch": ctx.branch,
-            "version": ctx.version,
-            "links": format!("{:?}", ctx.links),
-        });
-        Self {
-            build: Sha256::digest(build.to_string().as_bytes()).into(),
-        }
-    }
-
-    /// The key of a skill file: `None` where its bytes have no id (a plain
-    /// folder, a symlink), so it is always parsed.
-    pub fn key(&self, inputs: &KeyInputs<'_>) -> Option<String> {
-        let KeyInputs {
-            path,
-            blob,
-            change,
-            pinned,
-            marketplace_description,
-            folder_files,
-        } = *inputs;
-        let blob = blob?;
-        let mut hash = Sha256::new();
-        hash.update(self.build);
-        let time = change.map(|c| c.time.to_le_bytes());
-        for field in [
-            Some(path.as_bytes()),
-            Some(blob.as_bytes()),
-            change.map(|c| c.commit.as_bytes()),
-            time.as_ref().map(|t| &t[..]),
-            change.map(|c| {
-                if c.at_or_before {
-                    &b"at or before"[..]
-                } else {
-                    b"at"
-                }
-            }),
-            Some(pinned.as_bytes()),
-            marketplace_description.map(str::as_bytes),
-            Some(folder_files.as_bytes()),
-        ] {
-            // Present or not, then the length: no two inputs hash alike.
-            match field {
-                Some(bytes) => {
-                    hash.update([1]);
-                    hash.update((bytes.len() as u64).to_le_bytes());
-                    hash.update(bytes);
-                }
-                None => hash.update([0]),
-            }
-        }
-        Some(hex::encode(hash.finalize()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ctx(branch: &str) -> BuildContext {
-        BuildContext {
-            source: "s".into(),
-            repo: "o/r".into(),
-            branch: branch.into(),
-            commit: "c".into(),
-            updated_at: String::new(),
-            version: None,
-            links: Default::default(),
-        }
-    }
 
     fn entry(path: &str, key: &str, changed_at: Option<i64>) -> PartEntry {
         PartEntry {
@@ -319,96 +205,5 @@ mod tests {
         assert_eq!(known.changes["b"].time, 2);
         let paths: Vec<String> = base.into_entries().into_iter().map(|e| e.path).collect();
         assert_eq!(paths, ["a", "b"], "held in path order");
-    }
-
-    #[test]
-    fn a_key_changes_with_every_input_and_only_then() {
-        let keys = EntryKeys::new("d", &ctx("main"));
-        let change = Change {
-            commit: "a".into(),
-            time: 1,
-            at_or_before: false,
-        };
-        let bounded = Change {
-            at_or_before: true,
-            ..change.clone()
-        };
-        let base = KeyInputs {
-            path: "p",
-            blob: Some("b1"),
-            change: Some(&change),
-            pinned: "a",
-            marketplace_description: None,
-            folder_files: "f",
-        };
-        let key = |inputs: KeyInputs<'_>| keys.key(&inputs).unwrap();
-        let one = key(base);
-        assert_eq!(one, key(base));
-        assert_ne!(one, key(KeyInputs { path: "q", ..base }));
-        assert_ne!(
-            one,
-            key(KeyInputs {
-                blob: Some("b2"),
-                ..base
-            })
-        );
-        assert_ne!(
-            one,
-            key(KeyInputs {
-                change: None,
-                ..base
-            })
-        );
-        assert_ne!(
-            one,
-            key(KeyInputs {
-                change: Some(&bounded),
-                ..base
-            })
-        );
-        assert_ne!(
-            one,
-            key(KeyInputs {
-                marketplace_description: Some("m"),
-                ..base
-            })
-        );
-        assert_ne!(
-            one,
-            key(KeyInputs {
-                folder_files: "g",
-                ..base
-            })
-        );
-        let other = EntryKeys::new("d", &ctx("dev"));
-        assert_ne!(Some(one.clone()), other.key(&base));
-        assert_eq!(keys.key(&KeyInputs { blob: None, ..base }), None);
-        // Inputs do not run into one another.
-        assert_ne!(
-            key(KeyInputs {
-                path: "pb",
-                blob: Some("1"),
-                ..base
-            }),
-            key(KeyInputs {
-                path: "p",
-                blob: Some("b1"),
-                ..base
-            })
-        );
-        assert_ne!(
-            key(KeyInputs {
-                change: None,
-                pinned: "a",
-                marketplace_description: None,
-                ..base
-            }),
-            key(KeyInputs {
-                change: None,
-                pinned: "",
-                marketplace_description: Some("a"),
-                ..base
-            })
-        );
     }
 }

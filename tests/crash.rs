@@ -410,7 +410,7 @@ async fn large_artifact(target: Target<'_>) {
         .await
         .unwrap();
     assert!(
-        artifact.documents.len() as u64 > agentfinder_skills::write::MULTIPART_THRESHOLD,
+        artifact.documents.len() as u64 > agentfinder_skills::store::put::MULTIPART_THRESHOLD,
         "{}",
         artifact.documents.len()
     );

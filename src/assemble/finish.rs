@@ -14,11 +14,12 @@ use agentfinder_skills_reader::parts::{
     bucket_of, encode_bucket, Bucket, PartEntry, PartsIndex, BUCKET_COUNT, LAYOUT_PARTS,
 };
 
+use super::catalog::catalog_head;
+use super::digest::build_digest;
 use super::{meilisearch_config, AssembleError, Assembled, Assembler, NewParts};
-use crate::catalog::catalog_head;
-use crate::diagnostics::{Finding, WarningClass};
-use crate::findings::{duplicate_names, finding_line, own_lines, FindingsLog, FindingsSummary};
-use crate::variant::build_digest;
+use crate::validate::diagnostics::{Finding, WarningClass};
+use crate::validate::finding_lines::{finding_line, own_lines};
+use crate::validate::findings::{duplicate_names, FindingsLog, FindingsSummary};
 
 /// The buckets of a build's entries.
 struct Indexed {

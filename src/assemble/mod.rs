@@ -15,22 +15,27 @@ use agentfinder_skills_reader::contract::{
 };
 use agentfinder_skills_reader::parts::{PartEntry, PartRef, BUCKET_COUNT};
 
-use crate::catalog::{catalog_entry, CatalogHost};
+use self::catalog::{catalog_entry, CatalogHost};
+use self::document::{skill_documents, BuildContext, SkillInput};
+use self::keys::{build_context, entry_keys, EntryKeys};
+use self::marketplace::Marketplace;
 use crate::config::Config;
-use crate::diagnostics::Finding;
-use crate::document::{skill_documents, BuildContext, SkillInput};
 use crate::embed::{EmbedError, Embedder};
-use crate::findings::{finding_line, skip_line, FindingsSummary};
-use crate::marketplace::Marketplace;
-use crate::read_skills::Extracted;
-use crate::reuse::{EntryKeys, KeyInputs};
+use crate::parse::read::Extracted;
 use crate::source::Change;
-use crate::staging::{HashingFile, StagedFile};
+use crate::store::staging::{HashingFile, StagedFile};
+use crate::validate::diagnostics::Finding;
+use crate::validate::finding_lines::{finding_line, skip_line};
+use crate::validate::findings::FindingsSummary;
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
-use crate::variant::build_digest;
 use crate::walk::skill_folder;
 
+pub mod catalog;
+pub mod digest;
+pub mod document;
 mod finish;
+pub mod keys;
+pub mod marketplace;
 mod settings;
 
 pub use settings::meilisearch_config;
@@ -48,7 +53,7 @@ pub struct VersionInfo {
     /// missing from it is pinned to the built commit, with no `last_updated`.
     pub changes: std::sync::Arc<HashMap<String, Change>>,
     /// The files of each skill file's folder besides it, relative to the
-    /// folder, in path order ([`crate::supporting_files`]); a file missing
+    /// folder, in path order ([`crate::walk::supporting_files`]); a file missing
     /// from it ships nothing.
     pub folder_files: std::sync::Arc<HashMap<String, Vec<String>>>,
 }
@@ -117,64 +122,14 @@ pub enum Item {
     },
 }
 
-/// Computes the entry keys of a build's files (on the parsing thread,
-/// apart from the assembler).
-#[derive(Debug, Clone)]
-pub struct Planner {
-    keys: EntryKeys,
-    changes: std::sync::Arc<HashMap<String, Change>>,
-    folder_files: std::sync::Arc<HashMap<String, Vec<String>>>,
-    commit: String,
-    repo_name: String,
-    descriptions: HashMap<String, String>,
-}
-
-impl Planner {
-    /// The build part of every key it makes ([`EntryKeys::fingerprint`]).
-    pub fn fingerprint(&self) -> [u8; 32] {
-        self.keys.fingerprint()
-    }
-
-    /// The key of the file at `path` with git blob `blob` (`None`: never reused).
-    pub fn key(&self, path: &str, blob: Option<&str>) -> Option<String> {
-        let folder = skill_folder(path, &self.repo_name);
-        let change = self.changes.get(path);
-        // Documents of a file with no known change are pinned to the build.
-        let pinned = if change.is_some() { "" } else { &self.commit };
-        let files = self.folder_files.get(path).map_or(&[][..], Vec::as_slice);
-        self.keys.key(&KeyInputs {
-            path,
-            blob,
-            change,
-            pinned,
-            marketplace_description: self.descriptions.get(folder).map(String::as_str),
-            folder_files: &crate::supporting_files::digest(files),
-        })
-    }
-}
-
-/// The key maker of a build of `config` on `branch` with `marketplace`
-/// (keys do not depend on the commit itself, only on a file's own inputs).
-pub fn entry_keys(
-    config: &Config,
-    branch: &str,
-    marketplace: &Marketplace,
-    vectors: bool,
-) -> EntryKeys {
-    let ctx = build_context(config, branch, marketplace);
-    EntryKeys::new(&build_digest(config, vectors), &ctx)
-}
-
-/// The context of a build on `branch`, with no commit yet.
-fn build_context(config: &Config, branch: &str, marketplace: &Marketplace) -> BuildContext {
-    BuildContext {
-        source: config.source_id(),
-        repo: config.repo().to_string(),
-        branch: branch.to_string(),
-        commit: String::new(),
-        updated_at: String::new(),
-        version: marketplace.version.clone(),
-        links: config.link_templates(),
+/// The catalog's host fields of `config`.
+fn catalog_host(config: &Config) -> CatalogHost {
+    let catalog = &config.catalog;
+    CatalogHost {
+        display_name: catalog.display_name.clone().unwrap_or_default(),
+        documentation_url: catalog.documentation_url.clone().unwrap_or_default(),
+        logo_url: catalog.logo_url.clone().unwrap_or_default(),
+        tags: catalog.tags.clone().unwrap_or_default(),
     }
 }
 
@@ -189,7 +144,7 @@ fn signals_of<'f>(files: &[String], findings: impl Iterator<Item = &'f Finding>)
         })
         .collect();
     SkillSignals {
-        ships: crate::supporting_files::ships(files),
+        ships: crate::walk::supporting_files::ships(files),
         spec: SpecConformance {
             conforms: broken.is_empty(),
             findings: broken,
@@ -263,7 +218,7 @@ impl<'a> Assembler<'a> {
                 .next()
                 .unwrap_or("skills")
                 .to_string(),
-            host: config.catalog_host(),
+            host: catalog_host(config),
             version,
             ctx,
             marketplace,
@@ -297,23 +252,6 @@ impl<'a> Assembler<'a> {
         }
         self.embedder = embedder;
         self
-    }
-
-    /// What computes this build's entry keys.
-    pub fn planner(&self) -> Planner {
-        Planner {
-            keys: self.keys.clone(),
-            changes: self.version.changes.clone(),
-            folder_files: self.version.folder_files.clone(),
-            commit: self.version.commit.clone(),
-            repo_name: self.repo_name.clone(),
-            descriptions: self
-                .marketplace
-                .descriptions
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        }
     }
 
     fn marketplace_description(&self, folder: &str) -> Option<&str> {
@@ -420,7 +358,7 @@ impl<'a> Assembler<'a> {
             parsed,
             marketplace_description: self.marketplace_description(&folder),
             signals: &signals,
-            supporting_files: &crate::supporting_files::listed(files),
+            supporting_files: &crate::walk::supporting_files::listed(files),
         };
         let documents = skill_documents(&ctx, input);
         Prepared {

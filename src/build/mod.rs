@@ -2,6 +2,7 @@
 //! write -> promote, each stage a call.
 
 mod plan;
+pub mod run_context;
 pub mod sources;
 mod stage;
 mod summary;
@@ -12,6 +13,7 @@ use agentfinder_skills_reader::artifact::ReadError;
 use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest};
 use agentfinder_skills_reader::store::Store;
 
+use self::run_context::RunContext;
 pub use self::summary::{BuildStatus, BuildSummary};
 use crate::assemble::{AssembleError, Assembled};
 use crate::config::Config;
@@ -19,17 +21,17 @@ use crate::embed::EmbedError;
 use crate::failpoint::failpoint;
 use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
 use crate::logging::Reporter;
+use crate::parse::read::ParseCache;
 use crate::promote::{promote, PromoteError, PromotePolicy};
-use crate::read_skills::ParseCache;
 use crate::reuse::Base;
-pub use crate::run_context::RunContext;
 use crate::source::identity::{identify, IdentityInputs};
 use crate::source::{self, Snapshot, SourceError, SourceSpec};
-use crate::staging::remove_stale;
+use crate::store::put::WriteError;
+use crate::store::staging::remove_stale;
 use crate::validate::{DocumentError, StrictPolicy};
-use crate::variant::{target, Target};
 use crate::walk::GlobError;
-use crate::write::{write_commit, CommitFiles, WriteError, WriteOutcome};
+use crate::write::variant::{target, Target};
+use crate::write::{write_commit, CommitFiles, WriteOutcome};
 
 /// What to build.
 #[derive(Debug, Clone)]

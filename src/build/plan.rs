@@ -9,13 +9,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use agentfinder_skills_reader::parts::PartEntry;
 
 use super::BuildError;
-use crate::assemble::entry_keys;
+use crate::assemble::keys::entry_keys;
+use crate::assemble::marketplace::{parse_marketplace, Marketplace};
 use crate::config::Config;
-use crate::diagnostics::{Finding, WarningClass};
-use crate::marketplace::{parse_marketplace, Marketplace};
 use crate::reuse::Base;
 use crate::source::{Change, Entry, EntryKind, Snapshot};
-use crate::supporting_files::{folder_files, folder_of};
+use crate::validate::diagnostics::{Finding, WarningClass};
+use crate::walk::supporting_files::{folder_files, folder_of};
 use crate::walk::{one_version_per_plugin, plugin_aliases, skill_entries, WalkRules};
 
 /// What a build starts from.
@@ -26,7 +26,7 @@ pub(super) struct Plan {
     pub carried: Vec<PartEntry>,
     /// The commit that last changed each of `files`.
     pub changes: HashMap<String, Change>,
-    /// The files of each of `files`' folders ([`crate::supporting_files`]).
+    /// The files of each of `files`' folders ([`crate::walk::supporting_files`]).
     pub folder_files: HashMap<String, Vec<String>>,
     /// The marketplace file's contents, and why it was ignored, if it was.
     pub marketplace: (Marketplace, Vec<(String, Finding)>),

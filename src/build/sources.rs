@@ -16,7 +16,8 @@ use agentfinder_skills_reader::sources::{
 use agentfinder_skills_reader::store::Store;
 
 use super::{build_by, BuildError, BuildRequest, BuildSummary};
-use crate::config::{Config, SourceEntry};
+use crate::config::sources::SourceEntry;
+use crate::config::Config;
 use crate::logging::Reporter;
 use crate::source::network::NetworkFailure;
 use crate::source::{SourceError, SourceSpec};

@@ -6,15 +6,15 @@
 use agentfinder_skills_reader::parts::{PartEntry, PACKS_DIR};
 
 use super::plan::{list_tree, patch_parent, Plan};
+use super::run_context::RunContext;
 use super::BuildError;
 use crate::assemble::{Assembled, Assembler, Item, NewParts, SharedEmbedder, VersionInfo};
 use crate::config::Config;
 use crate::logging::Reporter;
-use crate::read_skills::{extract, SkillTree};
+use crate::parse::read::{extract, SkillTree};
 use crate::reuse::Base;
-use crate::run_context::RunContext;
 use crate::source::{rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
-use crate::staging::HashingFile;
+use crate::store::staging::HashingFile;
 use crate::walk::WalkRules;
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough
@@ -35,7 +35,7 @@ struct Gathered<'a> {
 /// are left), taking the reusable ones' entries from `base`.
 fn gather<'a>(
     ordered: &mut impl Iterator<Item = Next<'a>>,
-    planner: &crate::assemble::Planner,
+    planner: &crate::assemble::keys::Planner,
     mut base: Option<&mut Base>,
 ) -> Gathered<'a> {
     let mut gathered = Gathered {
@@ -249,7 +249,10 @@ fn merge_by_path(carried: Vec<PartEntry>, files: &[Entry]) -> Vec<Next<'_>> {
 /// The entry key and git blob id of a skill file: symlinks and plain
 /// folders have no key (their bytes have no id of their own), so they are
 /// always parsed.
-fn key_of(planner: &crate::assemble::Planner, entry: &Entry) -> (Option<String>, Option<String>) {
+fn key_of(
+    planner: &crate::assemble::keys::Planner,
+    entry: &Entry,
+) -> (Option<String>, Option<String>) {
     match (&entry.kind, &entry.object) {
         (EntryKind::File, ObjectRef::Blob(id)) => {
             let blob = id.to_string();

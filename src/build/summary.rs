@@ -10,7 +10,7 @@ pub enum BuildStatus {
     /// Written by this run.
     Built,
     /// Written by this run beside an existing artifact of the same commit
-    /// that was built differently (see [`crate::variant`]).
+    /// that was built differently (see [`crate::write::variant`]).
     Rebuilt,
     /// A complete artifact existed already; nothing was parsed.
     AlreadyBuilt,

@@ -16,8 +16,6 @@ use serde_json::{json, Value};
 
 use agentfinder_skills_reader::contract::{Document, EmbedderInfo, KIND_SKILL};
 
-pub use crate::config::EmbedDevice;
-
 pub use cache::{cache_key, text_digest, VectorCache};
 pub use model::{ModelError, SentenceModel};
 pub use threads::{one_thread_per_pass, PassThreads};
@@ -112,6 +110,19 @@ pub enum EmbedError {
     },
 }
 
+/// `[embed].device`: where the model runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedDevice {
+    /// The first CUDA GPU when the binary was built with the `cuda` feature
+    /// and one is present, else the CPU.
+    Auto,
+    /// The CPU.
+    Cpu,
+    /// The first CUDA GPU; an error when there is none.
+    Cuda,
+}
+
 /// Where the model comes from and how it is used.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EmbedSettings {
@@ -134,7 +145,7 @@ pub struct EmbedSettings {
     /// Most sections of a skill embedded (0: all); see [`chosen_for_vectors`].
     pub sections_per_skill: usize,
     /// Embed only the texts of this shard (`build --embed-shard`).
-    pub shard: Option<crate::backfill::Shard>,
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// A loaded embedder with its cache, counting what it embedded and reused.

@@ -31,8 +31,8 @@ use agentfinder_skills_reader::store::{redact_text, Store};
 
 use super::VectorCache;
 use crate::failpoint::failpoint;
-use crate::staging::HashingFile;
-use crate::write::{put_content_at, Content};
+use crate::store::put::{put_content_at, Content};
+use crate::store::staging::HashingFile;
 
 /// Where segments live in the store.
 pub const PREFIX: &str = "cache/embeddings";
@@ -187,7 +187,7 @@ pub async fn pull<T: AsMut<VectorCache>>(
         record,
         file_len,
     } = facts(shared)?;
-    crate::staging::remove_stale(&dir, &[SEGMENT_STAGING, ".tmp"]);
+    crate::store::staging::remove_stale(&dir, &[SEGMENT_STAGING, ".tmp"]);
     let mut state = load_state(&state_file, file_len);
     let mut pulled = Pulled::default();
     for (name, size) in list(store, &prefix).await? {
@@ -312,7 +312,7 @@ async fn upload_range<T: AsMut<VectorCache>>(
         let mut guard = locked(shared)?;
         let cache = guard.as_mut();
         let dir = cache.dir().to_path_buf();
-        let stage = || -> std::io::Result<crate::staging::StagedFile> {
+        let stage = || -> std::io::Result<crate::store::staging::StagedFile> {
             let mut file =
                 HashingFile::create(&dir, &format!("{SEGMENT_STAGING}{}", std::process::id()))?;
             cache.copy_range(from, to, &mut file)?;

@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use super::lenient::read_key_values;
 use super::yaml::yaml_to_json;
-use crate::diagnostics::{Finding, WarningClass};
+use crate::validate::diagnostics::{Finding, WarningClass};
 
 /// Where the frontmatter sits in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

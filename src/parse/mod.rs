@@ -4,16 +4,19 @@
 //! over the size cap), strips a byte-order mark, reads the frontmatter
 //! (recovering what strict YAML rejects) and hands the body to the
 //! [`chunk`](crate::chunk) stage. Pure: it sees bytes, never a path or a disk.
+//! The stage's one I/O edge is [`read`], which reads every skill file of a
+//! snapshot on all cores and hands each one's bytes here.
 
 pub mod frontmatter;
 mod lenient;
+pub mod read;
 mod yaml;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::chunk::{chunk_body, Chunk, ChunkOptions};
-use crate::diagnostics::{Finding, Unusable, WarningClass};
+use crate::validate::diagnostics::{Finding, Unusable, WarningClass};
 
 pub use frontmatter::{locate as locate_frontmatter, Block as FrontmatterBlock};
 pub use lenient::read_key_values;

@@ -10,12 +10,14 @@
 //! reading the files ([`Snapshot::list`], [`FileReader`]) come after, so a
 //! build of a commit that is already complete can stop before touching them.
 
+mod clone;
 mod folder;
 mod git;
 mod history;
 pub mod identity;
 pub mod network;
 mod parent_diff;
+mod revision;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -186,9 +188,9 @@ pub fn open(
     let default_branch = fetching.default_branch.as_str();
     match spec {
         SourceSpec::Remote(url) => {
-            let repo = git::clone_or_fetch(url, reference, fetching, false)?;
+            let repo = clone::clone_or_fetch(url, reference, fetching, false)?;
             let display = agentfinder_skills_reader::store::redact_url(url);
-            let mut snapshot = git::resolve(repo, reference, default_branch, display.clone())?;
+            let mut snapshot = revision::resolve(repo, reference, default_branch, display.clone())?;
             snapshot.remote_url = Some(display);
             Ok(snapshot)
         }
@@ -198,7 +200,7 @@ pub fn open(
             }
             match gix::open(path) {
                 Ok(repo) => {
-                    git::resolve(repo, reference, default_branch, path.display().to_string())
+                    revision::resolve(repo, reference, default_branch, path.display().to_string())
                 }
                 Err(_) => folder::resolve(path, reference, default_branch),
             }
@@ -229,7 +231,7 @@ pub fn open_history(
         SourceSpec::Remote(url) => {
             let display = agentfinder_skills_reader::store::redact_url(url);
             (
-                git::clone_or_fetch(url, reference, fetching, true)?,
+                clone::clone_or_fetch(url, reference, fetching, true)?,
                 display.clone(),
                 Some(display),
             )
@@ -242,7 +244,7 @@ pub fn open_history(
                 source_name: path.display().to_string(),
                 message: format!("a backfill needs a git repository: {e}"),
             })?;
-            let origin = git::origin_url(&repo);
+            let origin = revision::origin_url(&repo);
             (repo, path.display().to_string(), origin)
         }
     };
@@ -267,7 +269,7 @@ pub fn open_history(
 impl History {
     /// Resolves a branch, tag or commit id.
     pub fn resolve(&self, reference: &str) -> Result<gix::ObjectId, SourceError> {
-        git::resolve_commit(&self.repo.to_thread_local(), Some(reference), &self.display)
+        revision::resolve_commit(&self.repo.to_thread_local(), Some(reference), &self.display)
     }
 
     /// First-parent history from `head`, newest first, with commit times;
@@ -277,12 +279,12 @@ impl History {
         head: gix::ObjectId,
         stop: impl FnMut(gix::ObjectId, i64) -> bool,
     ) -> Result<Vec<(gix::ObjectId, i64)>, SourceError> {
-        git::first_parent(&self.repo.to_thread_local(), head, &self.display, stop)
+        revision::first_parent(&self.repo.to_thread_local(), head, &self.display, stop)
     }
 
     /// A snapshot of one commit.
     pub fn snapshot(&self, commit: gix::ObjectId) -> Result<Snapshot, SourceError> {
-        let mut snapshot = git::snapshot_at(
+        let mut snapshot = revision::snapshot_at(
             self.repo.clone(),
             commit,
             self.branch.clone(),

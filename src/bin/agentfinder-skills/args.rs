@@ -99,8 +99,8 @@ pub struct BuildArgs {
     /// Embed only shard I of N of the texts into the vector cache, share it
     /// through the store, and write no artifact: N jobs split a first embed,
     /// then a plain build only reads their vectors.
-    #[arg(long, value_name = "I/N", conflicts_with = "no_embed", value_parser = agentfinder_skills::backfill::Shard::parse)]
-    pub embed_shard: Option<agentfinder_skills::backfill::Shard>,
+    #[arg(long, value_name = "I/N", conflicts_with = "no_embed", value_parser = agentfinder_skills::shard::Shard::parse)]
+    pub embed_shard: Option<agentfinder_skills::shard::Shard>,
     #[command(flatten)]
     pub meili: MeiliArgs,
     #[command(flatten)]

@@ -15,15 +15,16 @@ use args::{
     VerifyArgs,
 };
 
-use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection, Shard};
+use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection};
 use agentfinder_skills::build::sources::{build_sources, SourcesRequest};
 use agentfinder_skills::build::{build, BuildError, BuildRequest};
 use agentfinder_skills::config::Config;
 use agentfinder_skills::logging::{self, Reporter};
+use agentfinder_skills::promote::verify::verify;
 use agentfinder_skills::promote::{promote, PromotePolicy, Promotion};
+use agentfinder_skills::shard::Shard;
 use agentfinder_skills::source::SourceSpec;
 use agentfinder_skills::validate::StrictPolicy;
-use agentfinder_skills::verify::verify;
 use agentfinder_skills_reader::cli::{describe_sync, sync_or_load, MeiliArgs};
 use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::meili::{ping, RetryPolicy, SyncOptions};
@@ -546,7 +547,7 @@ async fn run_materialize(
     args: MaterializeArgs,
     config_path: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
-    use agentfinder_skills::materialize::{materialize, MaterializeError};
+    use agentfinder_skills::promote::materialize::{materialize, MaterializeError};
     let (_, store, reporter) = setup(&args.common, config_path, Access::Read)?;
     let location = ArtifactLocation::parse(&args.commit);
     let done = materialize(&store, &location, &args.out)

@@ -3,13 +3,21 @@
 //!
 //! A rule broken by a skill is a warning, never a drop: the skill is still
 //! indexed. Pure: it sees parsed skills and documents, never a disk.
+//!
+//! What every stage reports is in this stage's terms: the warning classes
+//! and skip reasons ([`diagnostics`]), and a build's findings, streamed to
+//! `findings.ndjson` and counted ([`findings`]).
+
+pub mod diagnostics;
+pub mod finding_lines;
+pub mod findings;
 
 use std::collections::{BTreeMap, HashSet};
 
 use agentfinder_skills_reader::contract::{Document, DocumentRules};
 use serde_json::{Map, Value};
 
-use crate::diagnostics::{Finding, WarningClass};
+use self::diagnostics::{Finding, WarningClass};
 
 /// Longest `name` the Agent Skills spec allows.
 pub const MAX_NAME_CHARS: usize = 64;

@@ -28,7 +28,7 @@ use agentfinder_skills_reader::parts::{
 };
 use agentfinder_skills_reader::store::Store;
 
-use crate::staging::{HashingFile, StagedFile};
+use crate::store::staging::{HashingFile, StagedFile};
 use crate::write::success_bytes;
 
 /// Materializing failed.

@@ -6,6 +6,14 @@
 //! server-side copy: some gateways lack it); write `latest/_SUCCESS` last. A
 //! crash leaves the old complete `latest/`, a `latest/` without `_SUCCESS`
 //! (readers keep what they have), or the new complete one.
+//!
+//! The complete files are composed from the artifact's shared parts by
+//! [`materialize`](mod@materialize); [`verify`] re-reads an artifact
+//! (`latest/` by default) and checks it against its `_SUCCESS` and the
+//! contract.
+
+pub mod materialize;
+pub mod verify;
 
 use object_store::PutMode;
 
@@ -18,13 +26,14 @@ use agentfinder_skills_reader::store::Store;
 use futures::StreamExt;
 use object_store::ObjectStoreExt;
 
+use self::materialize::{materialize, MaterializeError};
 use crate::failpoint::failpoint;
 use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
-use crate::materialize::{materialize, MaterializeError};
-use crate::write::{
-    delete, local_copy, put, put_content, success_bytes, upload_in_parts, Content, PartsError,
-    WriteError, MULTIPART_THRESHOLD,
+use crate::store::put::{
+    delete, local_copy, put, put_content, upload_in_parts, Content, PartsError, WriteError,
+    MULTIPART_THRESHOLD,
 };
+use crate::write::success_bytes;
 use agentfinder_skills_reader::parts::composed_index;
 
 /// When promotion is allowed.

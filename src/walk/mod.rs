@@ -4,7 +4,10 @@
 //! folders included (real repositories keep skills in `.curated/` or
 //! `.system/`), with excluded folder names (`node_modules`, `.git`) pruned
 //! anywhere in the path. A skill's identity is its path. Pure: it sees a
-//! listing, never a disk.
+//! listing, never a disk. What each skill's folder ships besides its
+//! SKILL.md is [`supporting_files`].
+
+pub mod supporting_files;
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 

@@ -1,7 +1,7 @@
 //! Reading and parsing every skill file of a snapshot, on all cores.
 //!
 //! The I/O edge of the parse stage: bytes come from the source (one reader
-//! per thread), [`parse_skill`](crate::parse::parse_skill) does the rest.
+//! per thread), [`parse_skill`] does the rest.
 //! Symlinks are resolved against the tree: one pointing at another SKILL.md
 //! of the tree is parsed as that file (an alias, with a warning); any other
 //! is skipped.
@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use crate::diagnostics::{Finding, Unusable, WarningClass};
-use crate::parse::{parse_skill, ParseOptions, ParsedSkill};
+use super::{parse_skill, ParseOptions, ParsedSkill};
 use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
+use crate::validate::diagnostics::{Finding, Unusable, WarningClass};
 use crate::walk::resolve_symlink;
 
 /// A parse result, shared between the cache and every commit that uses it.

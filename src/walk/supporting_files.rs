@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use agentfinder_skills_reader::contract::{Ships, MAX_SUPPORTING_FILES};
 use sha2::{Digest, Sha256};
 
-use crate::walk::WalkRules;
+use super::WalkRules;
 
 /// The folder a file is in (`""` at the root).
 pub fn folder_of(path: &str) -> &str {

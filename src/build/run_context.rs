@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use agentfinder_skills_reader::store::Store;
 
+use super::BuildError;
 use crate::assemble::SharedEmbedder;
-use crate::build::BuildError;
 use crate::config::Config;
 use crate::embed::{share, EmbedSettings, Embedder};
 use crate::logging::Reporter;
-use crate::read_skills::ParseCache;
+use crate::parse::read::ParseCache;
 use crate::reuse::Base;
 
 /// Parse results and the embedder, shared by the commits of one run.

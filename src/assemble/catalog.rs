@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use agentfinder_skills_reader::contract::{Document, SKILL_MEDIA_TYPE};
 
-use crate::document::BuildContext;
+use super::document::BuildContext;
 
 /// How the catalog describes its host.
 #[derive(Debug, Clone, PartialEq, Eq)]

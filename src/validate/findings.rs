@@ -1,6 +1,8 @@
 //! The findings of one build: every warning and skipped file, streamed to
 //! `findings.ndjson` as they are found, counted per class, with the first few
-//! of each class kept as examples for the manifest and the terminal.
+//! of each class kept as examples for the manifest and the terminal (the
+//! lines themselves are written and read back by
+//! [`finding_lines`](super::finding_lines)).
 //!
 //! A real 61,452-skill collection has 103,238 warnings: listing them all in
 //! the manifest made it 57 MB, held in memory until the end and read by the
@@ -12,8 +14,9 @@ use std::io::Write;
 
 use agentfinder_skills_reader::contract::{BuildWarning, SkippedFile, MANIFEST_EXAMPLES_PER_CLASS};
 
-use crate::diagnostics::{Finding, WarningClass};
-use crate::validate::StrictPolicy;
+use super::diagnostics::{Finding, WarningClass};
+use super::finding_lines::{class_of, finding_line, skip_line, OwnLine};
+use super::StrictPolicy;
 
 /// Longest message quoted in the manifest; the findings file has it whole.
 const EXAMPLE_MESSAGE_CHARS: usize = 300;
@@ -93,7 +96,7 @@ impl<W: Write> FindingsLog<W> {
     /// Counts the lines [`finding_line`] and [`skip_line`] made for one
     /// file (an earlier build's, or this one's), writing nothing and leaving
     /// out its `duplicate-name` warnings: those span files and are settled
-    /// anew (see [`own_lines`]).
+    /// anew (see [`own_lines`](super::finding_lines::own_lines)).
     pub fn count_own(&mut self, lines: &str) {
         for text in lines.lines() {
             // Its class first, then the rest only for a kept example: a
@@ -175,110 +178,6 @@ impl<W: Write + Default> FindingsLog<W> {
     }
 }
 
-/// The `findings.ndjson` line of a warning about `path`.
-pub fn finding_line(path: &str, finding: &Finding) -> String {
-    line_text(&LineOut {
-        class: finding.class.as_str(),
-        line: Some(finding.line),
-        message: &finding.message,
-        path,
-        severity: "warning",
-    })
-}
-
-/// A line of `findings.ndjson` as it is written: the keys in the order
-/// `serde_json`'s map gives them (sorted), which files already written use.
-#[derive(serde::Serialize)]
-struct LineOut<'a> {
-    class: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line: Option<Option<usize>>,
-    message: &'a str,
-    path: &'a str,
-    severity: &'a str,
-}
-
-/// A line, serialised without building a map first (a backfill writes the
-/// `duplicate-name` lines of every commit anew).
-fn line_text(line: &LineOut<'_>) -> String {
-    let mut text = serde_json::to_string(line).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-/// The class of a line of `findings.ndjson` and whether it is a skipped
-/// file's. Lines are written with their keys sorted, so a line made by
-/// [`finding_line`] or [`skip_line`] starts with its class and ends with its
-/// severity, and both are read off its ends (JSON-decoding every line of
-/// every commit was most of what settling a backfill's commit cost); any
-/// other line is decoded.
-fn class_of(line: &str) -> Option<(std::borrow::Cow<'_, str>, bool)> {
-    const SKIPPED: &str = ",\"severity\":\"skipped\"}";
-    const WARNING: &str = ",\"severity\":\"warning\"}";
-    let quick = line.strip_prefix("{\"class\":\"").and_then(|rest| {
-        let class = &rest[..rest.find('"')?];
-        let skipped = if line.ends_with(SKIPPED) {
-            true
-        } else if line.ends_with(WARNING) {
-            false
-        } else {
-            return None;
-        };
-        (!class.contains('\\')).then_some((std::borrow::Cow::Borrowed(class), skipped))
-    });
-    quick.or_else(|| {
-        let decoded = serde_json::from_str::<ClassOf<'_>>(line).ok()?;
-        Some((decoded.class, decoded.severity == "skipped"))
-    })
-}
-
-/// The class of a line of `findings.ndjson` (the rest is skipped unread).
-#[derive(serde::Deserialize)]
-struct ClassOf<'a> {
-    #[serde(borrow)]
-    class: std::borrow::Cow<'a, str>,
-    severity: &'a str,
-}
-
-/// One line of `findings.ndjson`, as [`FindingsLog::count_own`] reads it.
-#[derive(serde::Deserialize)]
-struct OwnLine<'a> {
-    #[serde(borrow)]
-    path: std::borrow::Cow<'a, str>,
-    #[serde(default)]
-    line: Option<usize>,
-    #[serde(borrow)]
-    class: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    message: std::borrow::Cow<'a, str>,
-}
-
-/// A file's findings lines without its `duplicate-name` warnings (the
-/// class as [`finding_line`] writes it: a quote inside a message is
-/// escaped, so no message can hold this text).
-pub fn own_lines(lines: &str) -> std::borrow::Cow<'_, str> {
-    const DUPLICATE: &str = "\"class\":\"duplicate-name\"";
-    if !lines.contains(DUPLICATE) {
-        return std::borrow::Cow::Borrowed(lines);
-    }
-    let kept: String = lines
-        .split_inclusive('\n')
-        .filter(|line| !line.contains(DUPLICATE))
-        .collect();
-    std::borrow::Cow::Owned(kept)
-}
-
-/// The `findings.ndjson` line of a skipped file.
-pub fn skip_line(skipped: &SkippedFile) -> String {
-    line_text(&LineOut {
-        class: &skipped.class,
-        line: None,
-        message: &skipped.reason,
-        path: &skipped.path,
-        severity: "skipped",
-    })
-}
-
 /// For each `(path, name)`, in order, the file its `duplicate-name`
 /// warning names when another file uses its name: the first other file
 /// (in the given order) that uses it; `None` for a unique or missing name.
@@ -342,6 +241,7 @@ fn shorten(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validate::finding_lines::own_lines;
 
     fn lines(bytes: &[u8]) -> Vec<serde_json::Value> {
         std::str::from_utf8(bytes)
@@ -390,30 +290,6 @@ mod tests {
     }
 
     #[test]
-    fn lines_are_written_as_a_serde_json_map_writes_them() {
-        // Artifacts written before hold lines made by `json!` (a sorted
-        // map); entries reused from them must compare equal.
-        let message = "quote \" backslash \\ tab \t nul \u{0} é \u{2028} `code`";
-        for line in [None, Some(7)] {
-            let finding = Finding {
-                line,
-                ..Finding::file(WarningClass::NameMismatch, message)
-            };
-            let old = serde_json::json!({"severity": "warning", "path": "a/é/SKILL.md",
-                "line": line, "class": "name-mismatch", "message": message});
-            assert_eq!(finding_line("a/é/SKILL.md", &finding), format!("{old}\n"));
-        }
-        let skipped = SkippedFile {
-            path: "b/SKILL.md".into(),
-            class: "empty".into(),
-            reason: message.into(),
-        };
-        let old = serde_json::json!({"severity": "skipped", "path": "b/SKILL.md",
-            "class": "empty", "message": message});
-        assert_eq!(skip_line(&skipped), format!("{old}\n"));
-    }
-
-    #[test]
     fn counting_keeps_the_first_examples_of_each_class_and_counts_the_rest() {
         let mut log = FindingsLog::new(Vec::new());
         let mut lines = String::new();
@@ -428,32 +304,6 @@ mod tests {
         assert_eq!(summary.warnings.len(), MANIFEST_EXAMPLES_PER_CLASS);
         assert_eq!(summary.warnings[1].path, "s1/SKILL.md");
         assert_eq!(summary.warnings[1].line, Some(2));
-    }
-
-    #[test]
-    fn a_class_read_off_a_line_is_the_one_json_decoding_reads() {
-        // Messages and paths that hold the very text read off a line's ends.
-        let tricky = r#"x","severity":"skipped"} {"class":"empty"#;
-        let finding = Finding::at(WarningClass::NameMismatch, 3, tricky);
-        let skipped = SkippedFile {
-            path: format!("{tricky}/SKILL.md"),
-            class: "not-utf8".into(),
-            reason: tricky.into(),
-        };
-        let lines = [
-            finding_line(tricky, &finding),
-            skip_line(&skipped),
-            // Another writer's key order: decoded, not read off its ends.
-            r#"{"severity":"skipped","class":"empty"}"#.to_string(),
-        ];
-        for line in &lines {
-            let line = line.trim_end();
-            let decoded: serde_json::Value = serde_json::from_str(line).unwrap();
-            let read = class_of(line).unwrap();
-            assert_eq!(read.0, decoded["class"].as_str().unwrap(), "{line}");
-            assert_eq!(read.1, decoded["severity"] == "skipped", "{line}");
-        }
-        assert_eq!(class_of("{\"class\":\"empty\", not json"), None);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Document stage: a parsed skill becomes its `skill` document and one
+//! A skill's documents: a parsed skill becomes its `skill` document and one
 //! `skill_section` document per chunk, in the contract's shape.
 //!
 //! Ids are deterministic from (source, repo, path, kind, ordinal, part), so a file
@@ -81,7 +81,7 @@ impl BuildContext {
             return String::new();
         };
         let encoded = encode_path(path);
-        let dir = encode_path(crate::supporting_files::folder_of(path));
+        let dir = encode_path(crate::walk::supporting_files::folder_of(path));
         template
             .replace("{repo}", &self.repo)
             .replace("{commit}", &self.commit)
@@ -359,7 +359,7 @@ mod tests {
         .unwrap();
         let files = ["scripts/merge.py".to_string()];
         let signals = SkillSignals {
-            ships: crate::supporting_files::ships(&files),
+            ships: crate::walk::supporting_files::ships(&files),
             spec: Default::default(),
         };
         let docs = skill_documents(
