@@ -9,9 +9,11 @@
 //! input of those bytes, so a build that reuses is byte-identical to a cold
 //! build of the same commit.
 
-use agentfinder_skills_reader::artifact::{read_manifest, ReadError};
+use agentfinder_skills_reader::artifact::read_manifest;
+use agentfinder_skills_reader::contract::parts::{bucket_of, PartEntry};
 use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest};
-use agentfinder_skills_reader::parts::{bucket_of, read_entries, PartEntry};
+use agentfinder_skills_reader::parts::read_entries;
+use agentfinder_skills_reader::read::ReadError;
 use agentfinder_skills_reader::store::Store;
 
 use crate::source::{Change, KnownChanges};

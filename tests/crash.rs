@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use agentfinder_skills::failpoint::{FAILPOINTS, FAILPOINT_ENV};
 use agentfinder_skills::promote::{promote, PromotePolicy};
-use agentfinder_skills_reader::artifact::{check_documents, read_artifact, Artifact, ReadError};
+use agentfinder_skills_reader::artifact::{check_documents, read_artifact, Artifact};
 use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
+use agentfinder_skills_reader::read::ReadError;
 use agentfinder_skills_reader::store::Store;
 use common::moto::{Moto, SECRET_KEY};
 use common::*;
@@ -472,7 +473,8 @@ async fn a_builder_paused_past_its_lease(target: Target<'_>) {
     // Once the paused builder has written its first file (and so holds the
     // lock and is frozen), wait out its 2 s lease; then another takes over.
     let store = target.store();
-    let packs = object_store::path::Path::from(agentfinder_skills_reader::parts::PACKS_DIR);
+    let packs =
+        object_store::path::Path::from(agentfinder_skills_reader::contract::parts::PACKS_DIR);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while futures::StreamExt::next(&mut store.inner.list(Some(&packs)))
         .await

@@ -289,7 +289,7 @@ fn the_manifest_stays_small_and_every_finding_is_in_the_findings_file() {
     let parts = manifest.as_object_mut().unwrap().remove("parts").unwrap();
     assert_eq!(
         parts["buckets"].as_array().unwrap().len(),
-        agentfinder_skills_reader::parts::BUCKET_COUNT as usize
+        agentfinder_skills_reader::contract::parts::BUCKET_COUNT as usize
     );
     let manifest_bytes = serde_json::to_vec_pretty(&manifest).unwrap().len();
     assert!(

@@ -11,27 +11,8 @@ use agentfinder_skills_reader::contract::{skill_key_of, ArtifactLocation};
 use agentfinder_skills_reader::sources::ArtifactSet;
 use agentfinder_skills_reader::store::Store;
 
+use crate::error::EngineError;
 use crate::index::{self, Fields, Meta};
-
-/// The engine could not be opened or could not search.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// The store's artifacts could not be read.
-    #[error("artifact: {0}")]
-    Artifact(String),
-    /// The local index could not be written or read.
-    #[error("local index: {0}")]
-    Io(String),
-    /// tantivy failed.
-    #[error("local index: {0}")]
-    Index(String),
-}
-
-impl EngineError {
-    pub(crate) fn index(e: impl std::fmt::Display) -> Self {
-        Self::Index(e.to_string())
-    }
-}
 
 /// An opened local index.
 #[derive(Clone)]

@@ -19,6 +19,7 @@
 pub mod compounds;
 pub mod coverage;
 pub mod engine;
+pub mod error;
 pub mod index;
 pub mod nearest;
 pub mod rank;
@@ -27,7 +28,8 @@ pub mod service;
 pub mod typo;
 
 pub use agentfinder_skills_reader::results::Candidates;
-pub use engine::{default_cache_dir, Engine, EngineError};
+pub use engine::{default_cache_dir, Engine};
+pub use error::EngineError;
 pub use search::EngineQuery;
 pub use service::{Embedded, EmbeddedOptions, Query};
 

@@ -16,7 +16,8 @@ use agentfinder_skills_reader::results::{similarity_of_cosine, Candidates, Hit, 
 use agentfinder_skills_reader::rules::copies::name_key;
 use agentfinder_skills_reader::rules::query::{is_stop_word, without_ruled_out, MAX_QUERY_WORDS};
 
-use crate::engine::{Engine, EngineError};
+use crate::engine::Engine;
+use crate::error::EngineError;
 use crate::index::WEIGHTED_FIELDS;
 use crate::{compounds, coverage, nearest, rank, typo};
 

@@ -9,83 +9,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use object_store::ObjectStoreExt;
-use sha2::{Digest, Sha256};
 
 use crate::contract::{
-    ArtifactLocation, FileDigest, Manifest, SuccessMarker, DATA_FILES, DOCUMENTS_FILE,
-    MANIFEST_FILE, MIN_SCHEMA_VERSION, SCHEMA_VERSION, SUCCESS_FILE,
+    ArtifactLocation, Manifest, SuccessMarker, DATA_FILES, DOCUMENTS_FILE, MANIFEST_FILE,
+    MIN_SCHEMA_VERSION, SCHEMA_VERSION, SUCCESS_FILE,
 };
-use crate::store::{redact_text, Store};
-
-/// Why an artifact could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    /// There is no `_SUCCESS` but other files are there: a build or a
-    /// promotion is under way (or was interrupted).
-    #[error("{location} has no {SUCCESS_FILE}: a build or promotion is in progress (or was interrupted); retry")]
-    NotFound {
-        /// The directory.
-        location: String,
-    },
-    /// Nothing at all is there: nothing was built into it yet (or a first
-    /// promotion has just begun: retrying is right for a reader).
-    #[error("{location} is empty: nothing has been built there")]
-    Empty {
-        /// The directory.
-        location: String,
-    },
-    /// A file is missing or does not match `_SUCCESS`: a promotion is in
-    /// progress (or a mount lags); retry later.
-    #[error("{location}{file} does not match {SUCCESS_FILE} ({reason}): promotion in progress or a lagging mount, retry")]
-    InProgress {
-        /// The directory.
-        location: String,
-        /// The file.
-        file: String,
-        /// What differed.
-        reason: String,
-    },
-    /// A file matches its digest but breaks the contract.
-    #[error("{location}{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
-    Invalid {
-        /// The directory.
-        location: String,
-        /// The file.
-        file: String,
-        /// 1-based line, where one applies.
-        line: Option<usize>,
-        /// What is wrong.
-        message: String,
-    },
-    /// The store failed.
-    #[error("store error reading {path}: {message}")]
-    Store {
-        /// The object's path.
-        path: String,
-        /// The store's message, redacted.
-        message: String,
-    },
-}
-
-impl ReadError {
-    /// A store failure on `path`, its message redacted (it may quote a URL
-    /// with credentials).
-    pub fn store(path: &impl std::fmt::Display, message: &impl std::fmt::Display) -> Self {
-        Self::Store {
-            path: path.to_string(),
-            message: redact_text(&message.to_string()),
-        }
-    }
-
-    /// Whether retrying later may succeed (a promotion may be in progress).
-    pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
-            Self::NotFound { .. } | Self::Empty { .. } | Self::InProgress { .. }
-        )
-    }
-}
+use crate::read::{digest_of, get_optional, retrying, DocumentStats, ReadError};
+use crate::store::Store;
 
 /// A complete, verified artifact held in memory.
 #[derive(Debug, Clone)]
@@ -100,14 +30,6 @@ pub struct Artifact {
     pub documents: Bytes,
     /// Raw bytes of every data file, by name.
     pub files: BTreeMap<String, Bytes>,
-}
-
-/// Computes the digest of `bytes` as `_SUCCESS` records it.
-pub fn digest_of(bytes: &[u8]) -> FileDigest {
-    FileDigest {
-        sha256: hex::encode(Sha256::digest(bytes)),
-        size: bytes.len() as u64,
-    }
 }
 
 /// Reads `_SUCCESS` of `location`; `Ok(None)` when it does not exist.
@@ -169,7 +91,7 @@ pub async fn read_data_file(
     manifest: &Manifest,
     file: &str,
 ) -> Result<Bytes, ReadError> {
-    match crate::parts::composed_index(manifest) {
+    match crate::contract::parts::composed_index(manifest) {
         Some(index) => crate::parts::compose_file(store, location, index, file).await,
         None => read_verified_file(store, location, success, file).await,
     }
@@ -311,59 +233,12 @@ pub async fn read_manifest_retrying(
     retrying(attempts, first_pause, || read_manifest(store, location)).await
 }
 
-/// Runs `read` until it succeeds, fails for good, or `attempts` run out;
-/// only transient failures (a promotion in progress) are retried.
-pub async fn retrying<T, F, Fut>(
-    attempts: u32,
-    first_pause: Duration,
-    mut read: F,
-) -> Result<T, ReadError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, ReadError>>,
-{
-    let mut pause = first_pause;
-    let mut attempt = 1;
-    loop {
-        match read().await {
-            Err(e) if e.is_transient() && attempt < attempts => {
-                tokio::time::sleep(pause).await;
-                pause *= 2;
-                attempt += 1;
-            }
-            other => return other,
-        }
-    }
-}
-
-/// Counts found by [`check_documents`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct DocumentStats {
-    /// Lines (documents) in the file.
-    pub documents: u64,
-    /// Documents of kind `skill`.
-    pub skills: u64,
-}
-
 /// Parses every NDJSON line of an artifact in memory as a [`Document`] and
 /// checks the contract (see [`crate::documents::DocumentCheck`]).
 pub fn check_documents(artifact: &Artifact) -> Result<DocumentStats, ReadError> {
     let mut check = crate::documents::DocumentCheck::new(&artifact.location, &artifact.manifest);
     check.batch(&artifact.documents)?;
     check.finish()
-}
-
-/// Gets an object, mapping "not found" to `None`.
-pub async fn get_optional(
-    store: &Store,
-    path: &object_store::path::Path,
-) -> Result<Option<Bytes>, ReadError> {
-    let store_error = |e: object_store::Error| ReadError::store(&path, &e);
-    match store.inner.get(path).await {
-        Ok(result) => Ok(Some(result.bytes().await.map_err(store_error)?)),
-        Err(object_store::Error::NotFound { .. }) => Ok(None),
-        Err(e) => Err(store_error(e)),
-    }
 }
 
 fn short(sha: &str) -> &str {

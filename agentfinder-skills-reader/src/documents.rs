@@ -13,20 +13,11 @@ use futures::StreamExt;
 use object_store::ObjectStoreExt;
 use sha2::{Digest, Sha256};
 
-use crate::artifact::{DocumentStats, ReadError};
 use crate::contract::{
     ArtifactLocation, Document, DocumentRules, Manifest, SuccessMarker, DOCUMENTS_FILE, KIND_SKILL,
 };
+use crate::read::{line_cut, DocumentStats, ReadError, StreamError};
 use crate::store::Store;
-
-/// A streamed read failed, or the consumer did.
-#[derive(Debug)]
-pub enum StreamError<E> {
-    /// Reading, or the digest check at the end.
-    Read(ReadError),
-    /// The consumer's own error.
-    Consumer(E),
-}
 
 /// Streams `location`'s documents to `consume` in batches of whole lines of
 /// at most `max_bytes` (a longer line is a batch of its own). A file is
@@ -45,7 +36,7 @@ where
     F: FnMut(Bytes) -> Fut,
     Fut: Future<Output = Result<(), E>>,
 {
-    match crate::parts::composed_index(manifest) {
+    match crate::contract::parts::composed_index(manifest) {
         Some(index) => {
             let entries = crate::parts::read_entries(store, location, index)
                 .await
@@ -121,18 +112,6 @@ where
         )));
     }
     Ok(())
-}
-
-/// Where the next batch of `pending` ends: after the last newline within
-/// `max_bytes`, else (one long line) after the first newline; `None` when
-/// no line is complete yet.
-pub(crate) fn line_cut(pending: &[u8], max_bytes: usize) -> Option<usize> {
-    let within = &pending[..max_bytes.min(pending.len())];
-    within
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .or_else(|| pending.iter().position(|&b| b == b'\n'))
-        .map(|at| at + 1)
 }
 
 /// Checks NDJSON lines against the contract as they come: valid, unique

@@ -6,7 +6,7 @@
 //!   cannot drift.
 //! - [`artifact`], [`documents`], [`parts`]: reading an artifact safely,
 //!   only when its `_SUCCESS` marker is present and every file matches the
-//!   digest the marker names.
+//!   digest the marker names ([`read`]: what those reads share).
 //! - [`store`]: opening any store the builder can write to; [`sources`]:
 //!   where many sources live in one store, and what a many-source run
 //!   reports.
@@ -24,11 +24,13 @@ pub mod contract;
 pub mod documents;
 pub mod meili;
 pub mod parts;
+pub mod read;
 pub mod results;
 pub mod rules;
 pub mod sources;
 pub mod store;
 
-pub use artifact::{read_artifact, read_artifact_retrying, Artifact, ReadError};
+pub use artifact::{read_artifact, read_artifact_retrying, Artifact};
 pub use contract::{ArtifactLocation, Document, Manifest, SuccessMarker, SCHEMA_VERSION};
+pub use read::ReadError;
 pub use store::{Store, StoreError};

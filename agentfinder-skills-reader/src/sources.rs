@@ -12,8 +12,9 @@ use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
 use serde::{Deserialize, Serialize};
 
-use crate::artifact::{read_manifest, read_manifest_retrying, ReadError};
+use crate::artifact::{read_manifest, read_manifest_retrying};
 use crate::contract::{ArtifactLocation, Manifest, SuccessMarker};
+use crate::read::ReadError;
 use crate::store::{redact_text, Store};
 
 /// Folder of the per-source stores.

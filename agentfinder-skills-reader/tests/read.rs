@@ -2,12 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use agentfinder_skills_reader::artifact::{
-    digest_of, read_artifact, read_artifact_retrying, ReadError,
-};
+use agentfinder_skills_reader::artifact::{read_artifact, read_artifact_retrying};
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, SuccessMarker, DATA_FILES, SUCCESS_FILE,
 };
+use agentfinder_skills_reader::read::{digest_of, ReadError};
 use agentfinder_skills_reader::store::Store;
 
 fn manifest(commit: &str) -> String {
@@ -125,7 +124,8 @@ async fn a_marker_under_the_wrong_commit_is_invalid() {
 mod streaming {
     use super::*;
     use agentfinder_skills_reader::artifact::read_manifest;
-    use agentfinder_skills_reader::documents::{for_each_batch, StreamError};
+    use agentfinder_skills_reader::documents::for_each_batch;
+    use agentfinder_skills_reader::read::StreamError;
 
     fn ndjson_store(lines: usize) -> (tempfile::TempDir, Store, String) {
         let dir = tempfile::tempdir().unwrap();

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
+use agentfinder_skills_reader::contract::parts::{
+    bucket_of, encode_bucket, Bucket, PartEntry, PartsIndex, BUCKET_COUNT, LAYOUT_PARTS,
+};
 use agentfinder_skills_reader::contract::{
     BuilderInfo, ChunkingInfo, EmbedderInfo, Manifest, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE,
     SCHEMA_VERSION,
-};
-use agentfinder_skills_reader::parts::{
-    bucket_of, encode_bucket, Bucket, PartEntry, PartsIndex, BUCKET_COUNT, LAYOUT_PARTS,
 };
 
 use super::catalog::catalog_head;

@@ -10,10 +10,10 @@ use std::io::Write;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
+use agentfinder_skills_reader::contract::parts::{PartEntry, PartRef, BUCKET_COUNT};
 use agentfinder_skills_reader::contract::{
     Document, Manifest, SkillSignals, SkippedFile, SpecConformance, SpecFinding, KIND_SKILL,
 };
-use agentfinder_skills_reader::parts::{PartEntry, PartRef, BUCKET_COUNT};
 
 use self::catalog::{catalog_entry, CatalogHost};
 use self::document::{skill_documents, BuildContext, SkillInput};

@@ -9,8 +9,8 @@ mod summary;
 
 use std::time::Instant;
 
-use agentfinder_skills_reader::artifact::ReadError;
 use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest};
+use agentfinder_skills_reader::read::ReadError;
 use agentfinder_skills_reader::store::Store;
 
 use self::run_context::RunContext;

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use agentfinder_skills_reader::parts::PartEntry;
+use agentfinder_skills_reader::contract::parts::PartEntry;
 
 use super::BuildError;
 use crate::assemble::keys::entry_keys;

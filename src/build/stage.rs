@@ -3,7 +3,7 @@
 //! an earlier build saw (the [`Base`]) are not read at all; which files
 //! those are is the [`plan`](super::plan)'s to say.
 
-use agentfinder_skills_reader::parts::{PartEntry, PACKS_DIR};
+use agentfinder_skills_reader::contract::parts::{PartEntry, PACKS_DIR};
 
 use super::plan::{list_tree, patch_parent, Plan};
 use super::run_context::RunContext;

@@ -15,17 +15,18 @@ use std::path::Path;
 
 use bytes::Bytes;
 
-use agentfinder_skills_reader::artifact::{
-    digest_of, read_manifest, read_verified_file, ReadError,
+use agentfinder_skills_reader::artifact::{read_manifest, read_verified_file};
+use agentfinder_skills_reader::contract::parts::{
+    compose_catalog, compose_findings, composed_index,
 };
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE,
     MANIFEST_FILE, SUCCESS_FILE,
 };
-use agentfinder_skills_reader::documents::{for_each_batch, StreamError};
-use agentfinder_skills_reader::parts::{
-    compose_catalog, compose_findings, composed_index, for_each_document_batch, read_entries,
-};
+use agentfinder_skills_reader::documents::for_each_batch;
+use agentfinder_skills_reader::parts::{for_each_document_batch, read_entries};
+use agentfinder_skills_reader::read::StreamError;
+use agentfinder_skills_reader::read::{digest_of, ReadError};
 use agentfinder_skills_reader::store::Store;
 
 use crate::store::staging::{HashingFile, StagedFile};

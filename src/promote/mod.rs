@@ -17,11 +17,12 @@ pub mod verify;
 
 use object_store::PutMode;
 
-use agentfinder_skills_reader::artifact::{digest_of, get_optional, read_manifest, ReadError};
+use agentfinder_skills_reader::artifact::read_manifest;
 use agentfinder_skills_reader::contract::FileDigest;
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, MANIFEST_FILE, SUCCESS_FILE,
 };
+use agentfinder_skills_reader::read::{digest_of, get_optional, ReadError};
 use agentfinder_skills_reader::store::Store;
 use futures::StreamExt;
 use object_store::ObjectStoreExt;
@@ -34,7 +35,7 @@ use crate::store::put::{
     MULTIPART_THRESHOLD,
 };
 use crate::write::success_bytes;
-use agentfinder_skills_reader::parts::composed_index;
+use agentfinder_skills_reader::contract::parts::composed_index;
 
 /// When promotion is allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,11 +1,10 @@
 //! The verify command: re-read an artifact and check it against its
 //! `_SUCCESS` and the contract.
 
-use agentfinder_skills_reader::artifact::{
-    read_data_file, read_manifest, DocumentStats, ReadError,
-};
+use agentfinder_skills_reader::artifact::{read_data_file, read_manifest};
 use agentfinder_skills_reader::contract::{ArtifactLocation, CATALOG_FILE};
 use agentfinder_skills_reader::documents::check_streamed;
+use agentfinder_skills_reader::read::{DocumentStats, ReadError};
 use agentfinder_skills_reader::store::Store;
 
 /// What a successful verification found.

@@ -17,11 +17,11 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use object_store::{ObjectStoreExt, PutMode};
 
-use agentfinder_skills_reader::artifact::digest_of;
+use agentfinder_skills_reader::contract::parts::{bucket_path, pack_path, PACKS_DIR};
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, SuccessMarker, MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
 };
-use agentfinder_skills_reader::parts::{bucket_path, pack_path, PACKS_DIR};
+use agentfinder_skills_reader::read::digest_of;
 use agentfinder_skills_reader::store::Store;
 
 use crate::failpoint::failpoint;

@@ -10,8 +10,9 @@
 //! matches an existing complete artifact is a no-op, as it always was.
 //! Any of them can be promoted (same commit time, so never "older").
 
-use agentfinder_skills_reader::artifact::{read_manifest, read_success, ReadError};
+use agentfinder_skills_reader::artifact::{read_manifest, read_success};
 use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest, SCHEMA_VERSION};
+use agentfinder_skills_reader::read::ReadError;
 use agentfinder_skills_reader::store::Store;
 
 use crate::assemble::digest::build_digest;

@@ -28,13 +28,14 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tantivy::schema::{Field, Schema, FAST, INDEXED, STORED, STRING, TEXT};
 
-use agentfinder_skills_reader::documents::{for_each_batch, StreamError};
+use agentfinder_skills_reader::documents::for_each_batch;
+use agentfinder_skills_reader::read::StreamError;
 use agentfinder_skills_reader::sources::ArtifactSet;
 
 pub mod cache;
 mod sink;
 
-use crate::engine::EngineError;
+use crate::error::EngineError;
 use sink::Sink;
 
 /// Version of the local index's layout; a change builds new folders.

@@ -11,7 +11,7 @@ use agentfinder_skills_reader::contract::{skill_key_of, KIND_SKILL};
 use agentfinder_skills_reader::rules::copies::name_key;
 
 use super::{schema, skill_digest, Fields, Meta, FORMAT, WEIGHTED_FIELDS};
-use crate::engine::EngineError;
+use crate::error::EngineError;
 
 /// Bytes of tantivy's indexing buffer.
 const WRITER_BUDGET: usize = 64 * 1024 * 1024;

@@ -6,21 +6,21 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use meilisearch_sdk::client::{Client, SwapIndexes};
+use meilisearch_sdk::client::Client;
 use meilisearch_sdk::documents::DocumentsQuery;
 use meilisearch_sdk::errors::{Error, ErrorCode};
 use meilisearch_sdk::settings::Settings;
-use meilisearch_sdk::task_info::TaskInfo;
-use meilisearch_sdk::tasks::Task;
 
 use super::retry::call;
 use super::sidecar::LoadedState;
 use super::stale::{decide, Decision, StaleReason};
+use super::swap::{swap_once, LoadMarker};
+use super::tasks::{delete_index, wait};
 use super::{MeiliConfig, MeiliError};
-use crate::artifact::ReadError;
 use crate::contract::{ArtifactLocation, Manifest};
-use crate::documents::{for_each_batch, StreamError};
-use crate::sources::ArtifactIdentity;
+use crate::documents::for_each_batch;
+use crate::read::ReadError;
+use crate::read::StreamError;
 use crate::sources::ArtifactSet;
 use crate::store::Store;
 
@@ -237,138 +237,6 @@ async fn run(
     Ok(report(LoadOutcome::Loaded(reason), identity.document_count))
 }
 
-/// What tells this load's index apart from every other: a synonym entry
-/// (`agentfinderload` -> a word naming the artifact and this load) written
-/// into the staging index's settings. It changes no search (no document
-/// holds the word), travels with the index through a swap, and lets a load
-/// whose swap answer was lost find out which index holds its documents.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadMarker {
-    word: String,
-}
-
-/// The synonym key of [`LoadMarker`] (one word: Meilisearch may normalise
-/// what it stores, and a plain lowercase word survives that unchanged).
-pub const LOAD_MARKER_KEY: &str = "agentfinderload";
-
-impl LoadMarker {
-    fn new(identity: &ArtifactIdentity) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let sha = &identity.documents_sha256;
-        Self {
-            word: format!(
-                "afload{}x{nanos:x}x{}",
-                &sha[..sha.len().min(16)],
-                std::process::id()
-            ),
-        }
-    }
-
-    /// Whether `index` carries this load's marker (`false` when it does not exist).
-    async fn is_in(
-        &self,
-        client: &Client,
-        config: &MeiliConfig,
-        index: &str,
-    ) -> Result<bool, MeiliError> {
-        let handle = client.index(index);
-        let synonyms = call(config, "read load marker", || async {
-            match handle.get_synonyms().await {
-                Ok(synonyms) => Ok(Some(synonyms)),
-                Err(Error::Meilisearch(e)) if e.error_code == ErrorCode::IndexNotFound => Ok(None),
-                Err(e) => Err(e),
-            }
-        })
-        .await?;
-        // Looked for under any key, compared without case: what matters is
-        // that the word this load wrote is there.
-        Ok(synonyms.is_some_and(|synonyms| {
-            synonyms
-                .values()
-                .flatten()
-                .any(|w| w.eq_ignore_ascii_case(&self.word))
-        }))
-    }
-}
-
-/// Swaps `staging` into `index` exactly once. The swap is sent without the
-/// usual retries: a retried swap whose first attempt went through would
-/// swap the old documents back. After a lost or failed answer the marker
-/// says where the new documents are: in the live index, the swap happened;
-/// still in staging, it is sent again. The live index is checked after.
-async fn swap_once(
-    client: &Client,
-    config: &MeiliConfig,
-    index: &str,
-    staging: &str,
-    marker: &LoadMarker,
-) -> Result<(), MeiliError> {
-    let swap = SwapIndexes {
-        indexes: (index.to_string(), staging.to_string()),
-        rename: None,
-    };
-    let once = MeiliConfig {
-        retry: super::RetryPolicy { delays: Vec::new() },
-        ..config.clone()
-    };
-    let attempts = config.retry.delays.len() + 1;
-    let mut last_error = None;
-    for attempt in 0..attempts {
-        if attempt > 0 {
-            tokio::time::sleep(config.retry.delays[attempt - 1]).await;
-        }
-        let sent = match call(&once, "swap indexes", || client.swap_indexes([&swap])).await {
-            Ok(task) => wait(client, config, task, "swap indexes").await,
-            Err(e) => Err(e),
-        };
-        match sent {
-            Ok(()) => break,
-            // Not sent or not done for sure: look before sending again.
-            Err(e @ (MeiliError::Unavailable { .. } | MeiliError::TaskTimeout { .. })) => {
-                // A swap still queued or running lands in the live index
-                // soon: give it the task timeout before deciding.
-                if wait_for_marker(client, config, index, marker).await? {
-                    last_error = None;
-                    break;
-                }
-                last_error = Some(e);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    if let Some(e) = last_error {
-        return Err(e);
-    }
-    if !marker.is_in(client, config, index).await? {
-        return Err(MeiliError::Rejected {
-            what: "swap indexes".into(),
-            message: format!(
-                "after the swap, {index} does not hold this load's documents (another load swapped at the same time?)"
-            ),
-        });
-    }
-    Ok(())
-}
-
-/// Whether the marker reaches `index` within a few polls (the swap went
-/// through, maybe late); false when it is still in staging.
-async fn wait_for_marker(
-    client: &Client,
-    config: &MeiliConfig,
-    index: &str,
-    marker: &LoadMarker,
-) -> Result<bool, MeiliError> {
-    for _ in 0..3 {
-        if marker.is_in(client, config, index).await? {
-            return Ok(true);
-        }
-        tokio::time::sleep(config.poll_interval).await;
-    }
-    Ok(false)
-}
-
 /// Creates `staging` afresh, applies the leading manifest's settings,
 /// streams every document of every part in batches (checked against each
 /// `_SUCCESS` as they go) and checks the count.
@@ -395,7 +263,8 @@ async fn fill_staging(
             message: e.to_string(),
         })?;
     let mut synonyms = settings.synonyms.take().unwrap_or_default();
-    synonyms.insert(LOAD_MARKER_KEY.to_string(), vec![marker.word.clone()]);
+    let (key, words) = marker.synonym();
+    synonyms.insert(key, words);
     settings.synonyms = Some(synonyms);
     let task = call(config, "apply settings", || index.set_settings(&settings)).await?;
     wait(client, config, task, "apply settings").await?;
@@ -472,63 +341,4 @@ pub(crate) async fn document_count(
         }
     })
     .await
-}
-
-async fn delete_index(
-    client: &Client,
-    config: &MeiliConfig,
-    index: &str,
-) -> Result<(), MeiliError> {
-    let task = call(config, "delete index", || client.delete_index(index)).await?;
-    match wait(client, config, task, "delete index").await {
-        Ok(()) => Ok(()),
-        // Deleting an index that is not there fails as a task; that is fine.
-        Err(MeiliError::TaskFailed { message, .. }) if message.contains("not found") => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Waits for a task, with the task timeout; a failed task is an error
-/// carrying Meilisearch's message.
-pub(crate) async fn wait(
-    client: &Client,
-    config: &MeiliConfig,
-    task: TaskInfo,
-    what: &str,
-) -> Result<(), MeiliError> {
-    let uid = task.task_uid;
-    let deadline = Instant::now() + config.task_timeout;
-    loop {
-        let status = call(config, "task status", || client.get_task(&task)).await;
-        match status {
-            Ok(Task::Succeeded { .. }) => return Ok(()),
-            Ok(Task::Failed { content }) => {
-                return Err(MeiliError::TaskFailed {
-                    uid,
-                    what: what.to_string(),
-                    message: content.error.error_message,
-                })
-            }
-            Ok(Task::Enqueued { .. } | Task::Processing { .. }) => {}
-            // The SDK has no `canceled` status; it surfaces as an unreadable task.
-            Err(MeiliError::Rejected { message, .. }) if message.contains("parsing response") => {
-                return Err(MeiliError::TaskFailed {
-                    uid,
-                    what: what.to_string(),
-                    message: format!(
-                        "task ended in a state the client cannot read (canceled?): {message}"
-                    ),
-                })
-            }
-            Err(e) => return Err(e),
-        }
-        if Instant::now() >= deadline {
-            return Err(MeiliError::TaskTimeout {
-                uid,
-                what: what.to_string(),
-                seconds: config.task_timeout.as_secs(),
-            });
-        }
-        tokio::time::sleep(config.poll_interval).await;
-    }
 }

@@ -12,6 +12,8 @@ mod load;
 mod retry;
 mod sidecar;
 mod stale;
+mod swap;
+mod tasks;
 
 use std::time::Duration;
 

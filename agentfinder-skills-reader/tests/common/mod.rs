@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use agentfinder_skills_reader::artifact::digest_of;
 use agentfinder_skills_reader::contract::{
     SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, MANIFEST_FILE, SUCCESS_FILE,
 };
+use agentfinder_skills_reader::read::digest_of;
 use serde_json::json;
 
 /// A document line in the contract's shape.

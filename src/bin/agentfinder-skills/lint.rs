@@ -1,0 +1,43 @@
+//! `lint`: a skill author's check before publishing.
+
+use crate::args::LintArgs;
+use crate::{exit, load_config, Failure};
+
+/// `lint`: the findings of each SKILL.md below a path, then the counts;
+/// exit 1 when any breaks the Agent Skills specification.
+pub fn run_lint(args: &LintArgs, config_path: Option<&std::path::Path>) -> Result<(), Failure> {
+    let config = load_config(config_path)?;
+    let report = agentfinder_skills::lint::lint(&args.path, &config)
+        .map_err(|e| Failure::new(exit::FAILURE, e))?;
+    if args.json {
+        let text =
+            serde_json::to_string_pretty(&report).map_err(|e| Failure::new(exit::FAILURE, e))?;
+        println!("{text}");
+    } else {
+        for f in &report.findings {
+            let at = f.line.map_or(String::new(), |line| format!(":{line}"));
+            let rule = if f.spec {
+                ""
+            } else {
+                " (not a specification rule)"
+            };
+            println!("{}{at}: {}: {}{rule}", f.path, f.class, f.message);
+        }
+        let counts: Vec<String> = report
+            .counts
+            .iter()
+            .map(|(class, n)| format!("{class}={n}"))
+            .collect();
+        println!(
+            "lint: skills={} conforming={} findings={} {}",
+            report.skills,
+            report.conforming,
+            report.findings.len(),
+            counts.join(" ")
+        );
+    }
+    if report.fails() {
+        return Err(Failure::new(exit::FAILURE, anyhow::anyhow!("")));
+    }
+    Ok(())
+}
