@@ -14,6 +14,7 @@
 //!   its health; [`cli`]: the `sync`, `load` and `health` commands.
 //! - [`results`] and [`rules`]: the neutral types both engines answer
 //!   with, and the query rules they share.
+//! - [`testing`]: small artifacts written straight to a folder, for tests.
 //!
 //! It has no Markdown or git dependency, and no HTTP server, MCP, tantivy
 //! or model: a Space can depend on it alone.
@@ -29,6 +30,7 @@ pub mod results;
 pub mod rules;
 pub mod sources;
 pub mod store;
+pub mod testing;
 
 pub use artifact::{read_artifact, read_artifact_retrying, Artifact};
 pub use contract::{ArtifactLocation, Document, Manifest, SuccessMarker, SCHEMA_VERSION};

@@ -3,8 +3,6 @@
 //! must give the documented outcome and leave the live index untouched: no
 //! swap, no sidecar.
 
-mod common;
-
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -229,13 +227,14 @@ struct Setup {
 
 fn artifact() -> Setup {
     let dir = tempfile::tempdir().unwrap();
-    common::write_artifact(
+    agentfinder_skills_reader::testing::write_artifact(
         dir.path(),
         "latest",
         "c1",
         INDEX,
-        &common::sample_docs("c1"),
-    );
+        &agentfinder_skills_reader::testing::sample_docs("c1"),
+    )
+    .unwrap();
     let store = Store::open(dir.path().join("").to_str().unwrap()).unwrap();
     let options = SyncOptions {
         artifact_attempts: 1,
@@ -554,13 +553,14 @@ async fn health_reports_each_state_with_its_exit_code() {
     );
 
     // The store moves on: the index is now stale.
-    common::write_artifact(
+    agentfinder_skills_reader::testing::write_artifact(
         setup._dir.path(),
         "latest",
         "c2",
         INDEX,
-        &common::sample_docs("c2"),
-    );
+        &agentfinder_skills_reader::testing::sample_docs("c2"),
+    )
+    .unwrap();
     let report = health(Some(&config(&server)), Ok(&setup.store), INDEX, &state).await;
     assert_eq!((report.stale, report.exit_code()), (true, 13));
 

@@ -1,13 +1,12 @@
-//! Test artifacts written straight to a local store, as the builder would.
-
-#![allow(dead_code)]
+//! Artifacts written straight to a local folder, as the builder would:
+//! for the tests of this crate, of the engine, and of a consumer that
+//! wants a store to read without running a build. Not for production
+//! artifacts (no parts, no vectors, fixed dates).
 
 use std::collections::BTreeMap;
 
-use agentfinder_skills_reader::contract::{
-    SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, MANIFEST_FILE, SUCCESS_FILE,
-};
-use agentfinder_skills_reader::read::digest_of;
+use crate::contract::{SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, MANIFEST_FILE, SUCCESS_FILE};
+use crate::read::digest_of;
 use serde_json::json;
 
 /// A document line in the contract's shape.
@@ -37,9 +36,9 @@ pub fn write_artifact(
     commit: &str,
     index: &str,
     docs: &[serde_json::Value],
-) {
+) -> std::io::Result<()> {
     let root = dir.join(prefix);
-    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&root)?;
     let ndjson: String = docs.iter().map(|d| format!("{d}\n")).collect();
     let catalog = json!({"entries": []}).to_string();
     let mut files = BTreeMap::new();
@@ -65,9 +64,9 @@ pub fn write_artifact(
     .to_string();
     let mut all = files.clone();
     all.insert(MANIFEST_FILE.to_string(), digest_of(manifest.as_bytes()));
-    std::fs::write(root.join(DOCUMENTS_FILE), &ndjson).unwrap();
-    std::fs::write(root.join(CATALOG_FILE), &catalog).unwrap();
-    std::fs::write(root.join(MANIFEST_FILE), &manifest).unwrap();
+    std::fs::write(root.join(DOCUMENTS_FILE), &ndjson)?;
+    std::fs::write(root.join(CATALOG_FILE), &catalog)?;
+    std::fs::write(root.join(MANIFEST_FILE), &manifest)?;
     let marker = SuccessMarker {
         schema_version: 1,
         commit: commit.into(),
@@ -75,11 +74,7 @@ pub fn write_artifact(
         files: all,
         artifact_id: None,
     };
-    std::fs::write(
-        root.join(SUCCESS_FILE),
-        serde_json::to_vec(&marker).unwrap(),
-    )
-    .unwrap();
+    std::fs::write(root.join(SUCCESS_FILE), serde_json::to_vec(&marker)?)
 }
 
 /// A small artifact: two skills, each with a section.
