@@ -13,7 +13,8 @@
 //! on one core, as in the binary (`embed::one_thread_per_pass`); set
 //! `CANDLE_NUM_THREADS=2` (the cores) for candle's default, each pass
 //! split across the cores. The model comes from
-//! `$AGENTFINDER_MODEL_DIR` or `.cache/models/all-MiniLM-L6-v2`.
+//! `$AGENTFINDER_MODEL_DIR`, else this user's models
+//! (where scripts/fetch-model.sh puts them).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -83,8 +84,7 @@ fn main() {
     drop(docs);
     let distinct = texts.len();
     let texts: Vec<String> = texts.into_iter().step_by(every).collect();
-    let dir = std::env::var_os("AGENTFINDER_MODEL_DIR")
-        .map(PathBuf::from)
+    let dir = agentfinder_skills::embed::tool_model_dir("sentence-transformers/all-MiniLM-L6-v2")
         .unwrap_or_else(|| PathBuf::from(".cache/models/all-MiniLM-L6-v2"));
     let model = SentenceModel::load(&dir, max_tokens, Device::Cpu)
         .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())));

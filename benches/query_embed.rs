@@ -12,8 +12,8 @@
 //! (the cores) to split each pass across the cores, candle's default.
 //!
 //! QUERIES.json is an eval query set (default `fixtures/eval/queries.json`).
-//! The model comes from `$AGENTFINDER_MODEL_DIR` or
-//! `.cache/models/all-MiniLM-L6-v2`. Prints queries/s and milliseconds a
+//! The model comes from `$AGENTFINDER_MODEL_DIR`, else this user's models
+//! (where scripts/fetch-model.sh puts them). Prints queries/s and milliseconds a
 //! forward pass per batch size; the floor under a hybrid search's latency
 //! when every query is new.
 
@@ -70,8 +70,7 @@ fn main() {
     if queries.is_empty() {
         fail(format!("{}: no queries", file.display()));
     }
-    let dir = std::env::var_os("AGENTFINDER_MODEL_DIR")
-        .map(PathBuf::from)
+    let dir = agentfinder_skills::embed::tool_model_dir("sentence-transformers/all-MiniLM-L6-v2")
         .unwrap_or_else(|| PathBuf::from(".cache/models/all-MiniLM-L6-v2"));
     let model = SentenceModel::load(&dir, 256, Device::Cpu)
         .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())));

@@ -11,7 +11,8 @@
 //!
 //! ARTIFACT_DIR is a built `commits/<sha>/` or `latest/` with vectors;
 //! QUERIES defaults to fixtures/eval/queries.json. The model comes from
-//! `$AGENTFINDER_MODEL_DIR` or `.cache/models/all-MiniLM-L6-v2`.
+//! `$AGENTFINDER_MODEL_DIR`, else this user's models
+//! (where scripts/fetch-model.sh puts them).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -136,9 +137,9 @@ fn main() {
         .get(1)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("fixtures/eval/queries.json"));
-    let model_dir = std::env::var_os("AGENTFINDER_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".cache/models/all-MiniLM-L6-v2"));
+    let model_dir =
+        agentfinder_skills::embed::tool_model_dir("sentence-transformers/all-MiniLM-L6-v2")
+            .unwrap_or_else(|| PathBuf::from(".cache/models/all-MiniLM-L6-v2"));
 
     let (manifest, docs) = read_documents(&dir);
     let Some(embedder) = manifest.embedder.clone() else {

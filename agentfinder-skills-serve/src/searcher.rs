@@ -169,9 +169,16 @@ impl Searcher {
         }
     }
 
+    /// Readies the embedded engine (its local index, its model), then says
+    /// on stderr when its queries are searched by keywords only.
+    pub async fn prepare(&self, log_prefix: &str) {
+        self.embedded.prepare(Some(&self.settings.store)).await;
+        self.say_if_keywords_only(log_prefix);
+    }
+
     /// Says on stderr, once the engine is open, when its queries are
     /// searched by keywords only (no model, or one that would not load).
-    pub fn say_if_keywords_only(&self, log_prefix: &str) {
+    fn say_if_keywords_only(&self, log_prefix: &str) {
         if let Some(why) = self.embedded.keywords_only(Some(&self.settings.store)) {
             eprintln!("{log_prefix}: searching by keywords only: {why}");
         }
@@ -184,8 +191,7 @@ impl Searcher {
 /// whether Meilisearch answers.
 pub async fn watch(searcher: Arc<Searcher>, refresh: u64, log_prefix: &'static str) {
     let settings = &searcher.settings;
-    searcher.embedded.prepare(Some(&settings.store)).await;
-    searcher.say_if_keywords_only(log_prefix);
+    searcher.prepare(log_prefix).await;
     loop {
         if let Some(config) = &settings.meili {
             searcher.set_meili_up(meili::ping(&probe(config)).await.is_ok());

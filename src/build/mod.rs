@@ -191,11 +191,13 @@ pub fn config_for_source(
     pins_commit: bool,
     reporter: &Reporter,
 ) -> Config {
+    let advice = config.source.naming_advice();
     let identity = identify(IdentityInputs {
         explicit_repo: config.source.repo.as_deref(),
         explicit_url: config.source.url.as_deref(),
         remote_url,
         location,
+        naming_advice: &advice,
     });
     if let Some(advice) = &identity.unnamed {
         reporter.warn("source", advice.clone());

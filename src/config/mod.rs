@@ -89,13 +89,22 @@ impl Config {
         Ok(config)
     }
 
-    /// Reads a configuration file.
+    /// Reads a configuration file. A relative `[embed] model_dir` is
+    /// relative to the file's folder, so the model is found whatever
+    /// folder a command starts in.
     pub fn load(path: &std::path::Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.display().to_string(),
             error,
         })?;
-        Self::from_toml(&text, &path.display().to_string())
+        let mut config = Self::from_toml(&text, &path.display().to_string())?;
+        let folder = path.parent().unwrap_or(std::path::Path::new(""));
+        if let Some(dir) = &mut config.embed.model_dir {
+            if std::path::Path::new(dir.as_str()).is_relative() {
+                *dir = folder.join(&*dir).display().to_string();
+            }
+        }
+        Ok(config)
     }
 
     /// Checks ranges.
@@ -284,6 +293,20 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relative_model_dir_is_relative_to_the_configuration_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipeline.toml");
+        std::fs::write(&path, "[embed]\nmodel_dir = \"models/m\"\n").unwrap();
+        let expected = dir.path().join("models/m").display().to_string();
+        assert_eq!(Config::load(&path).unwrap().embed.model_dir, Some(expected));
+        std::fs::write(&path, "[embed]\nmodel_dir = \"/opt/m\"\n").unwrap();
+        assert_eq!(
+            Config::load(&path).unwrap().embed.model_dir.as_deref(),
+            Some("/opt/m")
+        );
+    }
 
     #[test]
     fn the_shipped_pipeline_toml_matches_the_defaults_but_for_its_source() {

@@ -121,6 +121,7 @@ impl Config {
             .unwrap_or_default();
         let location = expand_home(&location, home);
         config.source.id = Some(entry.id.clone());
+        config.source.from_entry = true;
         config.source.location = Some(location.clone());
         config.source.repo = entry
             .repo

@@ -37,7 +37,9 @@ pub struct EmbedConfig {
     pub model: String,
     /// Pinned revision (a commit of the model repository).
     pub revision: String,
-    /// Local folder with the model files; else the Hub cache is searched.
+    /// Local folder with the model files (relative to the configuration
+    /// file's folder); else this user's models (where
+    /// `scripts/fetch-model.sh` puts them), then the Hub cache, are searched.
     pub model_dir: Option<String>,
     /// Download the model into the Hugging Face Hub cache (hf-hub) when it
     /// is in neither place; `HF_HUB_OFFLINE=1` also forbids it.
@@ -76,7 +78,7 @@ impl Default for EmbedConfig {
             required: false,
             model: "sentence-transformers/all-MiniLM-L6-v2".into(),
             revision: "c9745ed1d9f207416be6d2e6f8de32d1f16199bf".into(),
-            model_dir: Some(".cache/models/all-MiniLM-L6-v2".into()),
+            model_dir: None,
             download: true,
             cache_dir: ".cache/embeddings".into(),
             share_cache: true,
@@ -117,6 +119,22 @@ pub struct SourceConfig {
     pub timeout_secs: u64,
     /// Sources built at once by a many-source build.
     pub concurrency: usize,
+    /// Set when this is a `[[sources]]` entry's configuration (never read
+    /// from a file): advice then names the entry, not `[source]`.
+    #[serde(skip)]
+    pub from_entry: bool,
+}
+
+impl SourceConfig {
+    /// How a user names this source's repository.
+    pub fn naming_advice(&self) -> String {
+        match (&self.id, self.from_entry) {
+            (Some(id), true) => {
+                format!("repo = \"OWNER/NAME\" in its [[sources]] entry (id = \"{id}\")")
+            }
+            _ => "--repo OWNER/NAME or [source].repo".to_string(),
+        }
+    }
 }
 
 impl Default for SourceConfig {
@@ -131,6 +149,7 @@ impl Default for SourceConfig {
             connect_timeout_secs: 8,
             timeout_secs: 1800,
             concurrency: 2,
+            from_entry: false,
         }
     }
 }

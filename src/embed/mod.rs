@@ -357,13 +357,50 @@ fn select_device(choice: EmbedDevice) -> Result<candle_core::Device, EmbedError>
     }
 }
 
+/// Environment variable naming the folder of models for this user
+/// (default: [`user_models_dir`]'s).
+pub const MODELS_ENV: &str = "AGENTFINDER_MODELS";
+
+/// Where `scripts/fetch-model.sh` puts models for this user, so that every
+/// command finds them whatever folder it starts in: `$AGENTFINDER_MODELS`,
+/// else `$XDG_DATA_HOME/agentfinder-skills/models`, else
+/// `~/.local/share/agentfinder-skills/models`.
+pub fn user_models_dir() -> Option<PathBuf> {
+    let set = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    set(MODELS_ENV)
+        .or_else(|| set("XDG_DATA_HOME").map(|d| d.join("agentfinder-skills/models")))
+        .or_else(|| set("HOME").map(|h| h.join(".local/share/agentfinder-skills/models")))
+}
+
+/// The folder a tool outside the pipeline (a bench) reads `model` from:
+/// `$AGENTFINDER_MODEL_DIR`, else this user's models.
+pub fn tool_model_dir(model: &str) -> Option<PathBuf> {
+    std::env::var_os("AGENTFINDER_MODEL_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| user_model_dir(model))
+}
+
+/// The folder of `model` (`owner/name`) among this user's models.
+pub fn user_model_dir(model: &str) -> Option<PathBuf> {
+    let name = model.rsplit('/').next().filter(|n| !n.is_empty())?;
+    Some(user_models_dir()?.join(name))
+}
+
 /// Where the model's files are on disk, without downloading: `model_dir`,
-/// else the Hub cache's snapshot of the pinned revision; `Err` lists where
-/// it looked.
+/// else this user's models ([`user_model_dir`]), else the Hub cache's
+/// snapshot of the pinned revision; `Err` lists where it looked.
 fn local_model_dir(settings: &EmbedSettings) -> Result<PathBuf, Vec<String>> {
     let mut candidates = Vec::new();
     if let Some(dir) = &settings.model_dir {
         candidates.push(dir.clone());
+    }
+    if let Some(dir) = user_model_dir(&settings.model) {
+        candidates.push(dir);
     }
     if let Some(hub_cache) = hub::hub_cache_dir() {
         candidates.push(hub::snapshot_dir(
@@ -388,9 +425,9 @@ pub fn model_on_disk(settings: &EmbedSettings) -> bool {
     local_model_dir(settings).is_ok()
 }
 
-/// `model_dir`, else the Hub cache's snapshot of the pinned revision, else
-/// (when `download` is on and `HF_HUB_OFFLINE` is not set) a download into
-/// the Hub cache.
+/// `model_dir`, else this user's models, else the Hub cache's snapshot of
+/// the pinned revision, else (when `download` is on and `HF_HUB_OFFLINE` is
+/// not set) a download into the Hub cache.
 fn model_dir(settings: &EmbedSettings) -> Result<PathBuf, EmbedError> {
     let looked = match local_model_dir(settings) {
         Ok(dir) => return Ok(dir),

@@ -206,6 +206,9 @@ pub struct IdentityInputs<'a> {
     pub remote_url: Option<&'a str>,
     /// How the source was given (a path or URL), credentials removed.
     pub location: &'a str,
+    /// How the user names its repository (`--repo` and `[source].repo`, or
+    /// a `[[sources]]` entry's `repo`), for the warning when nothing does.
+    pub naming_advice: &'a str,
 }
 
 /// Decides the identity of a source (see the module documentation).
@@ -249,8 +252,8 @@ pub fn identify(inputs: IdentityInputs<'_>) -> RepoIdentity {
             };
             RepoIdentity {
                 unnamed: Some(format!(
-                    "source {}: {why}; its documents are labelled {repo} and carry no web links. Name it with --repo OWNER/NAME or [source].repo (and [links] templates for a self-hosted server)",
-                    inputs.location
+                    "source {}: {why}; its documents are labelled {repo} and carry no web links. Name it with {} (and [links] templates for a self-hosted server)",
+                    inputs.location, inputs.naming_advice
                 )),
                 repo,
                 web: None,
@@ -308,6 +311,7 @@ mod tests {
             explicit_url: None,
             remote_url: remote,
             location: "/home/me/src/my-skills",
+            naming_advice: "--repo OWNER/NAME or [source].repo",
         }
     }
 

@@ -95,30 +95,43 @@ pub fn repo_of(origin: &str, skills: &[(&str, &str, &str)]) -> GitRepo {
 }
 
 /// The binary, kept off the network (a build without a local model would
-/// otherwise try to download one from the Hub) and off the user's Hugging
-/// Face cache: a model there would make every build embed with a debug
-/// binary, so the suite's duration would depend on the machine. Tests about
-/// embedding name their model folder explicitly.
+/// otherwise try to download one from the Hub) and off the user's models
+/// and Hugging Face cache: a model there would make every build embed with
+/// a debug binary, so the suite's duration would depend on the machine.
+/// Tests about embedding name their model folder explicitly.
 pub fn binary() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agentfinder-skills"));
     command
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HUB_CACHE", "/nonexistent/agentfinder-tests/hub")
+        .env(
+            agentfinder_skills::embed::MODELS_ENV,
+            "/nonexistent/agentfinder-tests/models",
+        )
         .env_remove("HF_HOME");
     command
 }
+
+/// The embedding model the tests use.
+pub const MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
 
 /// Set (to 1) where the model must be present: an embedding test then
 /// fails instead of skipping (`.ci/run` sets it, after fetching the model).
 pub const REQUIRE_MODEL_ENV: &str = "AGENTFINDER_REQUIRE_MODEL";
 
-/// The all-MiniLM-L6-v2 files scripts/fetch-model.sh unpacks (or
-/// `$AGENTFINDER_MODEL_DIR`), or `None`, saying why, when they are absent.
+/// The all-MiniLM-L6-v2 files: `$AGENTFINDER_MODEL_DIR`, else where
+/// scripts/fetch-model.sh unpacks them (this user's models), else where
+/// it did before (`.cache/models` of the checkout); `None`, saying why,
+/// when they are absent.
 pub fn model_dir() -> Option<PathBuf> {
+    let has_model = |dir: &PathBuf| dir.join("model.safetensors").is_file();
     let dir = std::env::var_os("AGENTFINDER_MODEL_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2")
+            let user = agentfinder_skills::embed::user_model_dir(MODEL);
+            let checkout =
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/models/all-MiniLM-L6-v2");
+            user.filter(has_model).unwrap_or(checkout)
         });
     let missing = format!("no model in {}", dir.display());
     let found = dir.join("model.safetensors").is_file().then_some(dir);

@@ -185,11 +185,13 @@ impl Embedded {
     }
 
     /// Whether queries of `store`'s engine would be embedded: `None` when
-    /// they would (or the engine is not open yet, or its artifacts have
-    /// no vectors), else why they are searched by keywords only.
+    /// they would (or the engine is not open yet), else why they are
+    /// searched by keywords only.
     pub fn keywords_only(&self, store: Option<&str>) -> Option<String> {
         let engine = self.owner(store).current()?;
-        engine.embedder()?;
+        if engine.embedder().is_none() {
+            return Some("the store's artifacts have no vectors (built without the model)".into());
+        }
         if !self.queries.configured() {
             return Some("[embed] is off".into());
         }

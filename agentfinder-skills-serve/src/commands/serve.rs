@@ -158,7 +158,7 @@ async fn refresh_loop(app: Arc<App>) {
     loop {
         app.searcher.refresh("serve").await;
         if std::mem::take(&mut first) {
-            app.searcher.say_if_keywords_only("serve");
+            app.searcher.prepare("serve").await;
         }
         if app.refresh == 0 {
             return;
