@@ -168,10 +168,14 @@ pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchErro
 pub fn rank(query: &str, candidates: Candidates, rules: Rules, limit: usize) -> Ranked {
     let hits = rules::apply(query, candidates.hits, rules);
     let hits = fold::name_first(query, hits);
+    let results = fold::fold(hits, limit.max(1));
+    let words_held = results
+        .first()
+        .and_then(|first| rules::share_of_words(query, &first.hit));
     Ranked {
         engine: "",
-        results: fold::fold(hits, limit.max(1)),
-        strength: candidates.strength,
+        results,
+        strength: candidates.strength.map(|s| s.with_words_held(words_held)),
         fallback: candidates.fallback,
     }
 }
@@ -201,5 +205,39 @@ pub fn meili_filter(filter: Option<&str>, source: Option<&str>) -> Option<String
         (Some(filter), Some(source)) => Some(format!("({filter}) AND {source}")),
         (Some(filter), None) => Some(filter.to_string()),
         (None, source) => source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentfinder_skills_reader::results::Hit;
+    use serde_json::json;
+
+    fn candidates(content: &str, similarity: f64) -> Candidates {
+        Candidates {
+            hits: vec![Hit::new(
+                json!({"skill_name": "x", "skill_description": "y", "content": content}),
+                0.9,
+            )],
+            strength: Some(MatchStrength::of(similarity)),
+            fallback: None,
+        }
+    }
+
+    #[test]
+    fn a_close_vector_whose_result_holds_few_of_the_words_is_no_good_match() {
+        let query = "deploy my Next.js site to Vercel";
+        let strength = |content: &str, similarity: f64| {
+            rank(query, candidates(content, similarity), Rules::NONE, 10)
+                .strength
+                .unwrap()
+        };
+        let off_topic = strength("Create art with seeded randomness", 0.658);
+        assert_eq!(off_topic.words_held, Some(0.0));
+        assert!(!off_topic.good, "{off_topic:?}");
+        // The same similarity with the words: a match; a closer vector: a match.
+        assert!(strength("Deploy a Next.js site to Vercel", 0.658).good);
+        assert!(strength("Create art with seeded randomness", 0.71).good);
     }
 }

@@ -99,6 +99,19 @@ pub fn apply(query: &str, hits: Vec<Hit>, rules: Rules) -> Vec<Hit> {
     keyed.into_iter().map(|(_, _, _, hit)| hit).collect()
 }
 
+/// The share of `query`'s words (without what it rules out) that `hit`
+/// holds in its searched fields, 0 to 1 (`None` for a query of no word).
+pub fn share_of_words(query: &str, hit: &Hit) -> Option<f64> {
+    let wanted = query_words(&without_ruled_out(query));
+    if wanted.is_empty() {
+        return None;
+    }
+    let tokens = hit_words(hit);
+    let held: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+    let count = wanted.iter().filter(|w| held.contains(w.as_str())).count();
+    Some(count as f64 / wanted.len() as f64)
+}
+
 /// The words of a hit's searched fields, in order.
 fn hit_words(hit: &Hit) -> Vec<String> {
     let mut tokens = Vec::new();
