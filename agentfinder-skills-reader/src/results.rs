@@ -21,6 +21,10 @@ pub struct Hit {
     /// The skill's best-matching section documents, best first, with
     /// their scores (empty unless asked for).
     pub sections: Vec<(Value, f64)>,
+    /// Whether the engine found it by its vector alone (Meilisearch's
+    /// hybrid search ranks each hit by its keywords or by its vector), so
+    /// that a rule about the query's words leaves it be.
+    pub by_vector: bool,
 }
 
 impl Hit {
@@ -31,6 +35,7 @@ impl Hit {
             score,
             ranking_score: score,
             sections: Vec::new(),
+            by_vector: false,
         }
     }
 

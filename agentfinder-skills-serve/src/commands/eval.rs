@@ -13,6 +13,7 @@ use agentfinder_skills_reader::results::{
 
 use super::{check_ratio, ServingDefaults};
 use crate::eval::{evaluate, EvalQuery, JudgmentFile};
+use crate::pipeline::rules::Rules;
 use crate::pipeline::{self, Asked, Engine};
 use crate::present::present;
 
@@ -60,6 +61,11 @@ pub struct EvalArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// With Meilisearch: the shared rules the results pipeline applies to
+    /// its page (all; none; or words and compounds, comma-separated), to
+    /// measure what each does.
+    #[arg(long, value_name = "RULES", default_value = "all", value_parser = Rules::named)]
+    pub rules: Rules,
     #[command(flatten)]
     pub meili: MeiliArgs,
 }
@@ -106,12 +112,14 @@ pub async fn run(mut args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, C
         None => Engine::Embedded(&defaults.embedded),
     };
     let store = &args.store;
+    let rules = Some(args.rules);
     let search = |text: String, ratio: Option<f32>| async move {
         let asked = Asked {
             text,
             limit: 10,
             semantic_ratio: ratio,
             store: store.clone(),
+            meili_rules: rules,
             ..Asked::default()
         };
         pipeline::run(engine, &asked)

@@ -91,6 +91,9 @@ pub struct Asked {
     /// When the search must have started (embedded engine; a search still
     /// queued then is refused as busy).
     pub start_by: Option<Instant>,
+    /// The shared rules to apply to Meilisearch's page, when not all of
+    /// them (`eval --rules`, to measure what each does).
+    pub meili_rules: Option<Rules>,
 }
 
 /// Why an engine gave no candidates.
@@ -135,7 +138,8 @@ pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchErro
                 all_sections: asked.all_sections,
                 hybrid: asked.semantic_ratio.map(|r| (EMBEDDER, r)),
             };
-            (meili::candidates(config, &query).await?, Rules::MEILISEARCH)
+            let rules = asked.meili_rules.unwrap_or(Rules::MEILISEARCH);
+            (meili::candidates(config, &query).await?, rules)
         }
         Engine::Embedded(embedded) => {
             let query = Query {

@@ -2,7 +2,8 @@
 //! (pure). The embedded engine weighs them inside its own ranking; over
 //! Meilisearch they re-rank its first page:
 //!
-//! - the share of the query's words a hit holds: its score is weighed by
+//! - the share of the query's words a hit found by its words holds (a hit
+//!   found by its vector is left be): its score is weighed by
 //!   the share to the power
 //!   [`SHARE_POWER`](agentfinder_skills_reader::rules::query::SHARE_POWER),
 //!   as the embedded engine weighs
@@ -37,7 +38,7 @@ pub const SEARCHED_FIELDS: [&str; 8] = [
 ];
 
 /// Which rules to apply to a page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Rules {
     /// Weigh each hit by the share of the query's words it holds.
     pub share_of_words: bool,
@@ -56,6 +57,27 @@ impl Rules {
         share_of_words: false,
         compounds: false,
     };
+
+    /// The rules named: `all`, `none`, or a comma-separated list of
+    /// `words` and `compounds`.
+    pub fn named(names: &str) -> Result<Self, String> {
+        match names {
+            "all" => return Ok(Self::MEILISEARCH),
+            "none" => return Ok(Self::NONE),
+            _ => {}
+        }
+        let mut rules = Self::NONE;
+        for name in names.split(',').map(str::trim) {
+            match name {
+                "words" => rules.share_of_words = true,
+                "compounds" => rules.compounds = true,
+                other => return Err(format!(
+                    "`{other}`: the rules are all, none, or words and compounds, comma-separated"
+                )),
+            }
+        }
+        Ok(rules)
+    }
 }
 
 /// `hits` re-ranked for `query` by `rules` (stable: ties keep the
@@ -71,32 +93,55 @@ pub fn apply(query: &str, hits: Vec<Hit>, rules: Rules) -> Vec<Hit> {
     } else {
         Vec::new()
     };
-    let weigh_words = rules.share_of_words && words_wanted.len() > 1;
-    if !weigh_words && compounds_wanted.is_empty() {
-        return hits;
-    }
-    let mut keyed: Vec<(usize, f64, usize, Hit)> = hits
-        .into_iter()
-        .enumerate()
-        .map(|(at, mut hit)| {
-            let tokens = hit_words(&hit);
-            if weigh_words {
-                let held: HashSet<&str> = tokens.iter().map(String::as_str).collect();
-                let count = words_wanted
-                    .iter()
-                    .filter(|w| held.contains(w.as_str()))
-                    .count();
-                hit.score = weighed_by_share(hit.score, count, words_wanted.len());
-            }
-            let compounds_held = compounds_wanted
+    let tokens: Vec<Vec<String>> = hits.iter().map(hit_words).collect();
+    let mut keyed: Vec<(usize, Hit)> = if rules.share_of_words && words_wanted.len() > 1 {
+        reorder_word_hits(hits, &tokens, &words_wanted)
+    } else {
+        hits.into_iter().enumerate().collect()
+    };
+    if !compounds_wanted.is_empty() {
+        // Hits holding more of the compounds as written first; stable.
+        keyed.sort_by_key(|(at, _)| {
+            let held = compounds_wanted
                 .iter()
-                .filter(|phrase| holds_phrase(&tokens, phrase))
+                .filter(|phrase| holds_phrase(&tokens[*at], phrase))
                 .count();
-            (at, hit.score, compounds_held, hit)
+            std::cmp::Reverse(held)
+        });
+    }
+    keyed.into_iter().map(|(_, hit)| hit).collect()
+}
+
+/// The hits found by their words, reordered among the places they hold
+/// by their score weighed by the share of `wanted` they hold (as the
+/// embedded engine weighs its keyword candidates before it fuses them with
+/// its vector ones); a hit found by its vector keeps its place, and each
+/// place keeps its score (a paraphrase's answer, which holds few of the
+/// query's words, is not sunk). `tokens` are the hits' words, in order;
+/// each hit comes back with its place in `hits`.
+fn reorder_word_hits(
+    hits: Vec<Hit>,
+    tokens: &[Vec<String>],
+    wanted: &[String],
+) -> Vec<(usize, Hit)> {
+    let places: Vec<usize> = (0..hits.len()).filter(|&at| !hits[at].by_vector).collect();
+    let place_scores: Vec<f64> = places.iter().map(|&at| hits[at].score).collect();
+    let mut slots: Vec<Option<(usize, Hit)>> = hits.into_iter().enumerate().map(Some).collect();
+    let mut word_hits: Vec<(usize, f64, Hit)> = places
+        .iter()
+        .filter_map(|&at| {
+            let (_, hit) = slots[at].take()?;
+            let held: HashSet<&str> = tokens[at].iter().map(String::as_str).collect();
+            let count = wanted.iter().filter(|w| held.contains(w.as_str())).count();
+            Some((at, weighed_by_share(hit.score, count, wanted.len()), hit))
         })
         .collect();
-    keyed.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.total_cmp(&a.1)).then(a.0.cmp(&b.0)));
-    keyed.into_iter().map(|(_, _, _, hit)| hit).collect()
+    word_hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for ((&place, score), (at, _, mut hit)) in places.iter().zip(place_scores).zip(word_hits) {
+        hit.score = score;
+        slots[place] = Some((at, hit));
+    }
+    slots.into_iter().flatten().collect()
 }
 
 /// The share of `query`'s words (without what it rules out) that `hit`
@@ -161,10 +206,22 @@ mod tests {
             page.clone(),
             Rules::MEILISEARCH,
         );
+        // Weighed: 0.5 for all five words beats 0.9 x (1/5)^2 for one;
+        // each place keeps its score, so scores still fall down the list.
         assert_eq!(names(&ranked), ["canvas", "static-app", "other"]);
-        // Weighed: 0.5 for all five words; 0.9 x (1/5)^2 for one.
-        assert!((ranked[0].score - 0.5).abs() < 1e-9);
-        assert!((ranked[1].score - 0.9 / 25.0).abs() < 1e-9);
+        let scores: Vec<f64> = ranked.iter().map(|h| h.score).collect();
+        assert_eq!(scores, [0.9, 0.5, 0.4]);
+        assert_eq!(ranked[0].ranking_score, 0.5, "the engine's own score");
+        // A hit found by its vector keeps its place: a paraphrase's answer
+        // holds few of the words.
+        let mut by_vector = page.clone();
+        by_vector[0].by_vector = true;
+        let kept = apply(
+            "a static visual artwork saved as pdf",
+            by_vector,
+            Rules::MEILISEARCH,
+        );
+        assert_eq!(names(&kept), ["static-app", "canvas", "other"]);
         // No rules, or one word: the engine's order.
         assert_eq!(
             names(&apply("static visual", page.clone(), Rules::NONE)),
