@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::{parse_skill, ParseOptions, ParsedSkill};
 use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
-use crate::validate::diagnostics::{Finding, Unusable, WarningClass};
+use crate::validate::diagnostics::{unsafe_path_char, Finding, Unusable, WarningClass};
 use crate::walk::resolve_symlink;
 
 /// A parse result, shared between the cache and every commit that uses it.
@@ -157,6 +157,9 @@ fn extract_one(
 ) -> Result<ParsedSkill, Unusable> {
     if !entry.path_is_utf8 {
         return Err(Unusable::PathNotUtf8);
+    }
+    if let Some(character) = unsafe_path_char(&entry.path) {
+        return Err(Unusable::PathUnsafe { character });
     }
     let read = |e: &Entry| {
         reader.read(e).map_err(|error| Unusable::Unreadable {

@@ -156,6 +156,13 @@ pub enum Unusable {
     },
     /// The path is not valid UTF-8.
     PathNotUtf8,
+    /// The path holds a character an agent would not see (a control,
+    /// format or separator character: a line break, a zero-width space,
+    /// a tag character, a bidirectional override).
+    PathUnsafe {
+        /// The first such character.
+        character: char,
+    },
     /// The source could not produce the file's bytes.
     Unreadable {
         /// Why.
@@ -173,6 +180,7 @@ impl Unusable {
             Self::NulByte { .. } => "nul-byte",
             Self::Symlink { .. } => "symlink",
             Self::PathNotUtf8 => "path-not-utf8",
+            Self::PathUnsafe { .. } => "path-unsafe",
             Self::Unreadable { .. } => "unreadable",
         }
     }
@@ -197,7 +205,29 @@ impl fmt::Display for Unusable {
                 )
             }
             Self::PathNotUtf8 => f.write_str("path is not valid UTF-8"),
+            Self::PathUnsafe { character } => write!(
+                f,
+                "path holds U+{:04X}, a character an agent would not see (control, format or separator): its skill could hide text in its own links and ids",
+                u32::from(*character)
+            ),
             Self::Unreadable { reason } => write!(f, "cannot read: {reason}"),
         }
     }
+}
+
+/// The first character of `path` an agent reading it would not see: a
+/// control (Unicode category Cc, line breaks included), format (Cf: zero-
+/// width, tag and bidirectional characters) or line or paragraph
+/// separator (Zl, Zp). A skill whose path holds one is skipped.
+pub fn unsafe_path_char(path: &str) -> Option<char> {
+    use unicode_general_category::{get_general_category, GeneralCategory};
+    path.chars().find(|&c| {
+        matches!(
+            get_general_category(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        )
+    })
 }

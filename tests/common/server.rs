@@ -79,6 +79,14 @@ impl Server {
 
     /// `GET target` (raw bytes after the method): status, headers, body.
     pub fn get(&self, target: &[u8]) -> (u16, String, String) {
+        let mut request = b"GET ".to_vec();
+        request.extend_from_slice(target);
+        request.extend_from_slice(b" HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+        self.raw(&request)
+    }
+
+    /// Sends `request` as it is: status, headers (lowercase), body.
+    pub fn raw(&self, request: &[u8]) -> (u16, String, String) {
         let mut stream = TcpStream::connect(&self.addr).unwrap_or_else(|e| {
             panic!(
                 "cannot connect to serve at {} ({e}); its stderr:\n{}",
@@ -89,12 +97,11 @@ impl Server {
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .unwrap();
-        let mut request = b"GET ".to_vec();
-        request.extend_from_slice(target);
-        request.extend_from_slice(b" HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
-        stream.write_all(&request).unwrap();
+        stream.write_all(request).unwrap();
         let mut response = Vec::new();
-        stream.read_to_end(&mut response).unwrap();
+        // An SSE answer keeps the stream open: what came before the
+        // timeout is the answer.
+        let _ = stream.read_to_end(&mut response);
         let text = String::from_utf8_lossy(&response).into_owned();
         let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
         let status = head

@@ -27,7 +27,7 @@ use agentfinder_skills_reader::meili;
 use agentfinder_skills_reader::store::Store;
 
 use super::{ServiceArgs, ServingDefaults};
-use crate::present::agentfinder::SearchResult;
+use crate::present::agentfinder::{SearchResult, UNTRUSTED_FIELDS, UNTRUSTED_NOTE};
 use crate::present::topgun::{adapter_response, RegistryStatus};
 use crate::searcher::{probe, SearchSettings, Searcher};
 use crate::MAX_QUERY_BYTES;
@@ -109,24 +109,44 @@ pub async fn serve(
         started: Instant::now(),
     });
     let refresher = tokio::spawn(refresh_loop(app.clone()));
+    // Cancelled at SIGTERM: it ends MCP sessions and their open streams,
+    // which graceful shutdown would otherwise wait on for ever.
+    let stopping = tokio_util::sync::CancellationToken::new();
     let router = Router::new()
         .route("/", get(describe))
         .route("/search", get(search))
         .route("/health", get(health))
         .nest_service(
             "/mcp",
-            crate::mcp::http_service(searcher, &settings.mcp_hosts),
+            crate::mcp::http_service(searcher, &settings.mcp_hosts, stopping.clone()),
         )
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint; GET / lists them") })
         .with_state(app);
     println!("listening on http://{local}");
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
+    let signalled = stopping.clone();
+    let drain = axum::serve(listener, router).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        signalled.cancel();
+    });
+    // Open requests get DRAIN to finish once the signal came; then serve
+    // stops whatever is still open.
+    let served = tokio::select! {
+        served = drain => served,
+        () = async {
+            stopping.cancelled().await;
+            tokio::time::sleep(DRAIN).await;
+        } => {
+            eprintln!("serve: requests still open {} s after the signal; stopping", DRAIN.as_secs());
+            Ok(())
+        }
+    };
     refresher.abort();
     eprintln!("serve: stopped");
     served
 }
+
+/// How long open requests may take to finish after SIGTERM or Ctrl-C.
+pub const DRAIN: Duration = Duration::from_secs(10);
 
 async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
@@ -320,9 +340,11 @@ async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response 
         return with_engine(StatusCode::OK, json!(adapter), engine);
     }
     let results = SearchResult::all(&answer);
+    let untrusted = json!({"fields": UNTRUSTED_FIELDS, "note": UNTRUSTED_NOTE});
     with_engine(
         StatusCode::OK,
-        json!({"engine": engine, "notice": answer.notice, "match": answer.strength, "results": results}),
+        json!({"engine": engine, "notice": answer.notice, "match": answer.strength,
+               "untrusted": untrusted, "results": results}),
         engine,
     )
 }

@@ -271,10 +271,15 @@ pub async fn serve_stdio(searcher: Arc<Searcher>) -> Result<(), String> {
 }
 
 /// The tools as a streamable-HTTP service (`serve`'s `/mcp`), answering
-/// `Host` headers of loopback and of `hosts`.
+/// `Host` headers of loopback and of `hosts`, and browser `Origin`s of the
+/// same hosts only (MCP's transport specification: a server validates
+/// `Origin`, against DNS rebinding; a request without one, from a program,
+/// passes). `cancel` ends every open session and stream (when `serve`
+/// stops).
 pub fn http_service(
     searcher: Arc<Searcher>,
     hosts: &[String],
+    cancel: tokio_util::sync::CancellationToken,
 ) -> rmcp::transport::streamable_http_server::StreamableHttpService<
     SkillTools,
     rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
@@ -285,9 +290,55 @@ pub fn http_service(
     let defaults = StreamableHttpServerConfig::default();
     let mut allowed = defaults.allowed_hosts.clone();
     allowed.extend(hosts.iter().cloned());
+    let origins = allowed_origins(&allowed);
     StreamableHttpService::new(
         move || Ok(SkillTools::new(searcher.clone())),
         Arc::new(LocalSessionManager::default()),
-        defaults.with_allowed_hosts(allowed),
+        defaults
+            .with_allowed_hosts(allowed)
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
+            .with_cancellation_token(cancel),
     )
+}
+
+/// The browser origins of `hosts` (`host` or `host:port`): either scheme,
+/// the port given, else any.
+pub fn allowed_origins(hosts: &[String]) -> Vec<String> {
+    let mut origins = Vec::new();
+    for host in hosts {
+        let authority = match host.rsplit_once(':') {
+            // An IPv6 address holds colons: it is bracketed in an origin.
+            _ if host.matches(':').count() > 1 && !host.starts_with('[') => format!("[{host}]:*"),
+            Some((_, port)) if !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) => {
+                host.clone()
+            }
+            _ => format!("{host}:*"),
+        };
+        for scheme in ["http", "https"] {
+            origins.push(format!("{scheme}://{authority}"));
+        }
+    }
+    origins
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_origins_allowed_are_the_hosts_allowed() {
+        let hosts = ["localhost", "::1", "space.example.org:7860"].map(String::from);
+        assert_eq!(
+            allowed_origins(&hosts),
+            [
+                "http://localhost:*",
+                "https://localhost:*",
+                "http://[::1]:*",
+                "https://[::1]:*",
+                "http://space.example.org:7860",
+                "https://space.example.org:7860",
+            ]
+        );
+    }
 }

@@ -71,9 +71,11 @@ impl Rules {
             match name {
                 "words" => rules.share_of_words = true,
                 "compounds" => rules.compounds = true,
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "`{other}`: the rules are all, none, or words and compounds, comma-separated"
-                )),
+                ))
+                }
             }
         }
         Ok(rules)

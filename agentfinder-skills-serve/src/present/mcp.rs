@@ -113,22 +113,22 @@ fn sections_in_order(documents: &[Value]) -> Vec<&Value> {
 /// other field, as YAML) and its body, the sections' Markdown in order,
 /// a long section's parts joined without the text they repeat.
 pub fn reassemble(skill: &Presented, documents: &[Value]) -> String {
-    let Some(first) = documents.first() else {
+    if documents.is_empty() {
         return String::new();
-    };
+    }
     let mut out = String::from("---\n");
     let mut field = |key: &str, value: &Value| {
         // JSON is YAML: every value stays what it was, quotes and all.
         out.push_str(&format!("{key}: {value}\n"));
     };
+    // Values cleaned before they are quoted: quoting would turn a line
+    // break into `\n`, which no longer reads as one to the cleaning.
     field("name", &json!(skill.name));
-    if let Some(description) = first.get("skill_description").filter(|d| d != &&json!("")) {
-        field("description", description);
+    if !skill.description.is_empty() {
+        field("description", &json!(skill.description));
     }
-    if let Some(meta) = first.get("skill_meta").and_then(Value::as_object) {
-        for (key, value) in meta {
-            field(key, value);
-        }
+    for (key, value) in &skill.meta {
+        field(key, value);
     }
     out.push_str("---\n");
     let mut previous: Option<&str> = None;

@@ -111,7 +111,7 @@ pub fn presented(result: &Folded) -> Presented {
     let doc = &hit.document;
     let text = |key: &str| hit.text(key).to_string();
     let field = |key: &str| text::clean(hit.text(key), text::MAX_FIELD_CHARS);
-    let kind = text("kind");
+    let kind = field("kind");
     let url = text("url");
     let page_url = url.split('#').next().unwrap_or_default().to_string();
     let folder = field("skill");
@@ -144,8 +144,8 @@ pub fn presented(result: &Folded) -> Presented {
         commit: field("commit"),
         title: field("title"),
         kind,
-        url,
-        page_url,
+        url: text::clean(&url, text::MAX_FIELD_CHARS),
+        page_url: text::clean(&page_url, text::MAX_FIELD_CHARS),
         name,
         folder,
         description: text::description(hit.text("skill_description")),
