@@ -471,9 +471,7 @@ fn a_hostile_skill_reaches_an_agent_cleaned_and_an_unsafe_folder_not_at_all() {
     // /mcp refuses a browser page of another origin, and takes one of its
     // own host (and a program, which sends none).
     let initialize = |origin: Option<&str>| {
-        let mut request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\n"
-        );
+        let mut request = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\n".to_string();
         if let Some(origin) = origin {
             request.push_str(&format!("Origin: {origin}\r\n"));
         }
