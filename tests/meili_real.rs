@@ -1,6 +1,6 @@
 //! Against a real Meilisearch, gated: set MEILI_TEST_URL (and MEILI_TEST_KEY
 //! for a server with a master key). Without them every test here returns
-//! early and says why. See README, "Testing against a real Meilisearch".
+//! early and says why. See docs/meilisearch.md, "Testing against a real Meilisearch".
 
 mod common;
 
@@ -65,7 +65,7 @@ async fn search(
 fn meili() -> Option<MeiliConfig> {
     let Ok(url) = std::env::var("MEILI_TEST_URL") else {
         eprintln!(
-            "skipped: MEILI_TEST_URL is not set (see README: Testing against a real Meilisearch)"
+            "skipped: MEILI_TEST_URL is not set (see docs/meilisearch.md: Testing against a real Meilisearch)"
         );
         return None;
     };

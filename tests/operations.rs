@@ -176,6 +176,23 @@ fn the_dockerfile_builds_both_binaries_and_runs_unprivileged() {
         .expect("a USER line");
     assert!(user != "root" && user != "0", "runs as {user}");
     assert!(text.contains("-p agentfinder-skills -p agentfinder-skills-reader"));
+    // Every crate of the workspace is copied in, or the build stage fails.
+    let manifest = std::fs::read_to_string(Path::new(ROOT).join("Cargo.toml")).unwrap();
+    let members = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("members = "))
+        .expect("the workspace's members");
+    for member in members
+        .trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| *m != ".")
+    {
+        assert!(
+            text.contains(&format!("COPY {member} ./{member}")),
+            "the Dockerfile does not copy the workspace member {member}"
+        );
+    }
     for copied in [
         "Cargo.toml",
         "Cargo.lock",

@@ -524,7 +524,7 @@ fn inline_refs(value: Value, dir: &Path) -> Value {
 fn one_index_serves_every_source_in_topguns_contract() {
     let Ok(url) = std::env::var("MEILI_TEST_URL") else {
         eprintln!(
-            "skipped: MEILI_TEST_URL is not set (see README: Testing against a real Meilisearch)"
+            "skipped: MEILI_TEST_URL is not set (see docs/meilisearch.md: Testing against a real Meilisearch)"
         );
         return;
     };

@@ -24,7 +24,7 @@ use agentfinder_skills_reader::store::Store;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Exit codes, one per failure class (see README, "Exit codes").
+/// Exit codes, one per failure class (see docs/building.md, "Exit codes").
 mod exit {
     pub const FAILURE: u8 = 1;
     pub const SOURCE: u8 = 3;
