@@ -33,7 +33,7 @@ use agentfinder_skills_reader::read::StreamError;
 use agentfinder_skills_reader::sources::ArtifactSet;
 
 pub mod cache;
-mod sink;
+pub(crate) mod sink;
 
 use crate::error::EngineError;
 use sink::Sink;

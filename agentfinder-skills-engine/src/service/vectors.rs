@@ -81,6 +81,11 @@ pub struct QueryVectors {
 impl QueryVectors {
     /// Vectors by `loader`'s model (`None`: keywords only).
     pub fn new(loader: Option<ModelLoader>) -> Self {
+        Self::retrying_after(loader, RETRY_LOAD_AFTER)
+    }
+
+    /// The same, a failed load tried again after `retry_after`.
+    pub fn retrying_after(loader: Option<ModelLoader>, retry_after: Duration) -> Self {
         let failure = Arc::new(Mutex::new(None));
         let loader = loader.map(|loader| {
             let load = loader.load.clone();
@@ -98,7 +103,7 @@ impl QueryVectors {
                         .map_err(|_| "the model's lock is poisoned".to_string())?;
                     let retry = match &*model {
                         Loaded::Ready(_) => false,
-                        Loaded::Failed { at, .. } => at.elapsed() >= RETRY_LOAD_AFTER,
+                        Loaded::Failed { at, .. } => at.elapsed() >= retry_after,
                         Loaded::Absent => true,
                     };
                     if retry {
@@ -181,5 +186,80 @@ impl QueryVectors {
             recent.insert(text.to_string(), vector.clone());
         }
         Ok(vector)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Constant;
+
+    impl QueryModel for Constant {
+        fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+            Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+        }
+    }
+
+    /// A model that is missing for the first `missing` loads.
+    fn flaky(missing: usize) -> (ModelLoader, Arc<AtomicUsize>) {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let counted = loads.clone();
+        let loader = ModelLoader {
+            model: "m".into(),
+            revision: "r".into(),
+            load: Arc::new(move || {
+                if counted.fetch_add(1, Ordering::SeqCst) < missing {
+                    Err("not on disk yet".into())
+                } else {
+                    Ok(Box::new(Constant) as Box<dyn QueryModel>)
+                }
+            }),
+        };
+        (loader, loads)
+    }
+
+    /// An engine over one document with a vector of model `m`@`r`.
+    fn engine_with_vectors() -> (tempfile::TempDir, Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sink = crate::index::sink::Sink::create(dir.path()).unwrap();
+        let mut doc = serde_json::json!({"skill_key": "s:r:p/SKILL.md", "skill_name": "p",
+            "content": "pdf", "_vectors": {"default": {"embeddings": [1.0, 0.0]}}});
+        sink.add(&mut doc, "s").unwrap();
+        sink.finish(
+            "k",
+            Some(serde_json::json!({"model": "m", "revision": "r"})),
+        )
+        .unwrap();
+        let engine = Engine::open_dir(dir.path()).unwrap();
+        (dir, engine)
+    }
+
+    #[tokio::test]
+    async fn a_model_that_failed_to_load_is_tried_again() {
+        let (_dir, engine) = engine_with_vectors();
+        let (loader, loads) = flaky(1);
+        let vectors = QueryVectors::retrying_after(Some(loader), Duration::ZERO);
+        let first = vectors.vector(&engine, "pdf", None).await;
+        assert!(
+            matches!(first, Err(NoVector::Unavailable(ref why)) if why.contains("not on disk yet")),
+            "{first:?}"
+        );
+        assert!(vectors.failure().is_some());
+        // Put in place since: the next query loads it.
+        assert_eq!(
+            vectors.vector(&engine, "pdf", None).await,
+            Ok(vec![1.0, 0.0])
+        );
+        assert_eq!(vectors.failure(), None);
+        assert_eq!(loads.load(Ordering::SeqCst), 2);
+        // Within the pause, a failure is not tried again at every query.
+        let (loader, loads) = flaky(5);
+        let patient = QueryVectors::retrying_after(Some(loader), Duration::from_secs(3600));
+        for text in ["a", "b", "c"] {
+            assert!(patient.vector(&engine, text, None).await.is_err());
+        }
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
     }
 }
