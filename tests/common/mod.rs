@@ -143,6 +143,23 @@ pub fn model_dir() -> Option<PathBuf> {
     )
 }
 
+/// Set (to 1) where a real Meilisearch must be there: a gated test run with
+/// `--ignored` then fails without `MEILI_TEST_URL` instead of passing.
+pub const REQUIRE_MEILI_ENV: &str = "AGENTFINDER_REQUIRE_MEILI";
+
+/// The real Meilisearch of the gated tests (`$MEILI_TEST_URL`), or `None`,
+/// saying the test is skipped (a failure with [`REQUIRE_MEILI_ENV`]).
+pub fn meili_test_url() -> Option<String> {
+    present_or_skipped(
+        std::env::var("MEILI_TEST_URL")
+            .ok()
+            .filter(|u| !u.is_empty()),
+        REQUIRE_MEILI_ENV,
+        "MEILI_TEST_URL is not set",
+        "see docs/meilisearch.md: Testing against a real Meilisearch",
+    )
+}
+
 /// `found`, else `None` after saying the test is skipped because of
 /// `missing` (and what to do: `hint`), or a panic when `require_env` is
 /// set to 1 (where CI installed the piece, a skip would hide its absence).
