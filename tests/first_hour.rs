@@ -238,5 +238,5 @@ fn each_commands_help_lists_only_the_flags_that_apply() {
     assert!(!search.contains("--task-timeout"), "{search}");
     assert!(help("sync").contains("--task-timeout"));
     assert!(!help("health").contains("--task-timeout"));
-    assert!(!help("mcp").contains("--concurrency"));
+    assert!(!help("mcp").contains("--addr"));
 }

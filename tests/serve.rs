@@ -180,7 +180,8 @@ fn meilisearch_down_is_answered_by_the_embedded_engine_and_no_secret_leaks() {
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status();
-    let _ = server.child.wait();
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "SIGTERM: {status:?}");
     // The reader thread has the rest once the pipe closes.
     let mut child_stderr = String::new();
     for _ in 0..50 {
@@ -233,5 +234,91 @@ fn the_topgun_adapter_file_describes_what_serve_returns() {
     assert_eq!(
         result["raw_metadata"]["envelope"],
         agentfinder_skills_serve::present::topgun::UNTRUSTED_OPEN
+    );
+}
+
+/// A POST to `/mcp` of `payload` (a JSON-RPC message) in `session`; the
+/// status, the headers and the body.
+fn mcp_post(server: &Server, payload: &str, session: Option<&str>) -> (u16, String, String) {
+    let mut request = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\n".to_string();
+    if let Some(session) = session {
+        request.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+    }
+    request.push_str(&format!(
+        "Content-Length: {}\r\n\r\n{payload}",
+        payload.len()
+    ));
+    server.raw(request.as_bytes())
+}
+
+#[test]
+fn sigterm_stops_serve_while_an_mcp_client_holds_a_stream_open() {
+    let (_repo, work, cache) = built();
+    let server = Server::start(work.path(), cache.path(), &[]);
+    let (status, head, _) = mcp_post(
+        &server,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        None,
+    );
+    assert_eq!(status, 200, "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    mcp_post(
+        &server,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        Some(&session),
+    );
+    // The client's standalone stream: a GET held open.
+    let mut stream = std::net::TcpStream::connect(&server.addr).unwrap();
+    use std::io::Write;
+    write!(
+        stream,
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let status = server.stop();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(stream);
+}
+
+#[test]
+fn health_answers_from_what_serve_holds_without_reading_the_store() {
+    let (_repo, work, cache) = built();
+    let server = Server::start(work.path(), cache.path(), &[]);
+    let (status, _, before) = server.json("/search?q=pdf");
+    assert_eq!(status, 200, "{before}");
+    let mut health = Value::Null;
+    for _ in 0..100 {
+        health = server.json("/health").2;
+        if health["checked_seconds_ago"].is_u64() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(health["store_readable"], true, "{health:#}");
+    // The store goes away: health still answers from what was checked and
+    // opened, and searches go on.
+    std::fs::rename(work.path().join("artifacts"), work.path().join("gone")).unwrap();
+    for _ in 0..20 {
+        let (status, _, now) = server.json("/health");
+        assert_eq!(status, 200, "{now:#}");
+        assert_eq!(now["store_readable"], true, "{now:#}");
+        assert_eq!(now["embedded"]["ready"], true);
+    }
+    let (status, _, after) = server.json("/search?q=pdf");
+    assert_eq!(
+        (status, &after["results"][0]["displayName"]),
+        (200, &before["results"][0]["displayName"])
     );
 }

@@ -28,6 +28,7 @@ pub mod parts;
 pub mod read;
 pub mod results;
 pub mod rules;
+pub mod seen;
 pub mod sources;
 pub mod store;
 pub mod testing;

@@ -5,14 +5,16 @@
 //! refreshes the embedded engine; searches never wait for it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use agentfinder_skills_engine::Embedded;
-use agentfinder_skills_reader::meili::{self, MeiliConfig, SyncOptions};
+use agentfinder_skills_reader::meili::{self, MeiliConfig, MeiliError, SyncOptions};
+use agentfinder_skills_reader::seen;
 use agentfinder_skills_reader::store::{Store, StoreOptions};
 
-use crate::pipeline::{self, Asked, Engine};
+use crate::pipeline::fold::FirstSeen;
+use crate::pipeline::{self, Asked, Engine, SearchError};
 use crate::present::{present, Answer};
 
 /// What is searched, and how.
@@ -33,6 +35,9 @@ pub struct SearchSettings {
     pub request_timeout: Duration,
     /// Hybrid weight of semantic ranking.
     pub semantic_ratio: f32,
+    /// Requests (searches and MCP tool calls) answered at once; more wait,
+    /// within their deadline.
+    pub concurrency: usize,
 }
 
 /// The search path (see the module's documentation).
@@ -42,6 +47,11 @@ pub struct Searcher {
     /// The embedded engine, behind Meilisearch (or alone).
     pub embedded: Arc<Embedded>,
     meili_up: AtomicBool,
+    /// When the store's pipeline first saw each content, as of the last
+    /// refresh (which copy of a skill is shown).
+    first_seen: RwLock<Option<Arc<FirstSeen>>>,
+    /// Turns for requests: `/search` and MCP tool calls alike.
+    pub permits: tokio::sync::Semaphore,
 }
 
 impl Searcher {
@@ -49,8 +59,10 @@ impl Searcher {
     pub fn new(settings: SearchSettings, embedded: Arc<Embedded>) -> Self {
         Self {
             meili_up: AtomicBool::new(settings.meili.is_some()),
-            settings,
             embedded,
+            first_seen: RwLock::new(None),
+            permits: tokio::sync::Semaphore::new(settings.concurrency.max(1)),
+            settings,
         }
     }
 
@@ -92,6 +104,7 @@ impl Searcher {
             source: source.map(str::to_string),
             semantic_ratio: Some(settings.semantic_ratio),
             sections,
+            first_seen: self.first_seen.read().ok().and_then(|s| s.clone()),
             ..Asked::default()
         };
         let mut notice = None;
@@ -100,13 +113,27 @@ impl Searcher {
                 config,
                 index: &settings.index,
             };
-            match pipeline::run(engine, &asked).await {
-                Ok(ranked) => return Ok(present(ranked, None)),
-                Err(e) => {
-                    self.set_meili_up(false);
+            // Meilisearch gets its share of the request's time, retries
+            // included; the rest is the embedded engine's, should it fail.
+            let budget = meili_budget(settings.request_timeout);
+            match tokio::time::timeout(budget, pipeline::run(engine, &asked)).await {
+                Ok(Ok(ranked)) => return Ok(present(ranked, None)),
+                Ok(Err(e)) => {
+                    // Down only when it could not be reached; a query it
+                    // refused says nothing of the next one.
+                    let reachable =
+                        !matches!(e, SearchError::Meili(MeiliError::Unavailable { .. }));
+                    self.set_meili_up(reachable);
                     notice = Some(format!(
                         "Meilisearch failed ({}); answered by the embedded engine",
                         config.scrub(&e.to_string())
+                    ));
+                }
+                Err(_) => {
+                    self.set_meili_up(false);
+                    notice = Some(format!(
+                        "Meilisearch gave no answer within {:.1} s; answered by the embedded engine",
+                        budget.as_secs_f64()
                     ));
                 }
             }
@@ -126,11 +153,25 @@ impl Searcher {
         Ok(present(ranked, notice))
     }
 
-    /// Has the embedded engine look at the store again, logging why when
-    /// it cannot (it keeps answering from what it has).
+    /// Has the embedded engine look at the store again, and reads the
+    /// store's record of when each content was first seen, logging why
+    /// when it cannot (it keeps answering from what it has).
     pub async fn refresh_engine(&self, log_prefix: &str) {
         if let Err(e) = self.embedded.refresh(Some(&self.settings.store)).await {
             eprintln!("{log_prefix}: {} engine: {e}", self.embedded.name());
+        }
+        let settings = &self.settings;
+        let read = match Store::open_existing_with(&settings.store, &settings.store_options) {
+            Ok(store) => seen::first_seen(&store).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        match read {
+            Ok(record) => {
+                if let Ok(mut kept) = self.first_seen.write() {
+                    *kept = Some(Arc::new(record));
+                }
+            }
+            Err(e) => eprintln!("{log_prefix}: the record of when contents were first seen: {e}"),
         }
     }
 
@@ -192,6 +233,7 @@ impl Searcher {
 pub async fn watch(searcher: Arc<Searcher>, refresh: u64, log_prefix: &'static str) {
     let settings = &searcher.settings;
     searcher.prepare(log_prefix).await;
+    searcher.refresh_engine(log_prefix).await;
     loop {
         if let Some(config) = &settings.meili {
             searcher.set_meili_up(meili::ping(&probe(config)).await.is_ok());
@@ -202,6 +244,13 @@ pub async fn watch(searcher: Arc<Searcher>, refresh: u64, log_prefix: &'static s
         tokio::time::sleep(Duration::from_secs(refresh)).await;
         searcher.refresh_engine(log_prefix).await;
     }
+}
+
+/// The share of a request's time Meilisearch is given (half, at least
+/// 100 ms): a Meilisearch that hangs leaves the embedded engine time to
+/// answer within the request's deadline.
+pub fn meili_budget(request_timeout: Duration) -> Duration {
+    (request_timeout / 2).max(Duration::from_millis(100))
 }
 
 /// `config` for a health probe: one attempt, two seconds (a health

@@ -113,6 +113,7 @@ pub async fn run(mut args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, C
     };
     let store = &args.store;
     let rules = Some(args.rules);
+    let first_seen = &super::first_seen(defaults, args.store.as_deref()).await;
     let search = |text: String, ratio: Option<f32>| async move {
         let asked = Asked {
             text,
@@ -120,6 +121,7 @@ pub async fn run(mut args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, C
             semantic_ratio: ratio,
             store: store.clone(),
             meili_rules: rules,
+            first_seen: first_seen.clone(),
             ..Asked::default()
         };
         pipeline::run(engine, &asked)

@@ -89,6 +89,7 @@ pub async fn run(mut args: FindArgs, defaults: &ServingDefaults) -> Result<u8, C
         limit: usize::from(args.limit),
         semantic_ratio: (!args.keyword_only).then_some(args.semantic_ratio),
         store: args.store.clone(),
+        first_seen: super::first_seen(defaults, args.store.as_deref()).await,
         ..Asked::default()
     };
     let deadline = args.deadline.max(Duration::from_millis(1));

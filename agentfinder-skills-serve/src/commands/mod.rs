@@ -70,6 +70,20 @@ pub async fn run(
     }
 }
 
+/// When the store's pipeline first saw each content (which copy of a skill
+/// is shown), for a command searching `store` (else the default store);
+/// `None` when the store cannot be read (a Meilisearch without one).
+pub async fn first_seen(
+    defaults: &ServingDefaults,
+    store: Option<&str>,
+) -> Option<Arc<crate::pipeline::fold::FirstSeen>> {
+    let store = defaults.reader.open(store).ok()?;
+    agentfinder_skills_reader::seen::first_seen(&store)
+        .await
+        .ok()
+        .map(Arc::new)
+}
+
 /// Semantic ratio of hybrid search unless told otherwise.
 pub const DEFAULT_SEMANTIC_RATIO: f32 = 0.5;
 
@@ -122,6 +136,10 @@ pub struct ServiceArgs {
     /// Meilisearch index [default: the loaded one, else hf_skills].
     #[arg(long)]
     pub index: Option<String>,
+    /// Requests (searches, MCP tool calls) answered at once; more wait,
+    /// within their timeout.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
     #[command(flatten)]
     pub meili: MeiliArgs,
 }
@@ -147,6 +165,7 @@ impl ServiceArgs {
             state: self.meili.state.clone(),
             request_timeout: self.request_timeout.max(Duration::from_millis(100)),
             semantic_ratio: self.semantic_ratio,
+            concurrency: self.concurrency,
         })
     }
 }

@@ -116,6 +116,7 @@ pub async fn run(mut args: SearchArgs, defaults: &ServingDefaults) -> Result<u8,
         semantic_ratio: (!args.keyword_only).then_some(args.semantic_ratio),
         all_sections: args.all_sections,
         store: args.store.clone(),
+        first_seen: super::first_seen(defaults, args.store.as_deref()).await,
         ..Asked::default()
     };
     if args.format == ResultFormat::Topgun {

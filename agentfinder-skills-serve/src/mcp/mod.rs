@@ -203,7 +203,18 @@ impl SkillTools {
         &self,
         work: impl std::future::Future<Output = Result<Value, String>>,
     ) -> CallToolResult {
-        match tokio::time::timeout(self.deadline(), work).await {
+        // A turn among the service's requests, then the work, within one
+        // deadline.
+        let turn = async {
+            let _permit = self
+                .searcher
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| "shutting down".to_string())?;
+            work.await
+        };
+        match tokio::time::timeout(self.deadline(), turn).await {
             Err(_) => failure(format!(
                 "no answer within {:.1} s",
                 self.deadline().as_secs_f64()

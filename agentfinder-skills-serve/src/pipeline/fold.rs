@@ -8,10 +8,12 @@
 //! Large collections hold many copies of a skill: AgentWorkers/skills has
 //! 2,260 of its 18,434 skills in sets that share a name and a description,
 //! up to 60 of one. Listed one by one they fill the first results with one
-//! answer. Skills that present themselves alike (the same card,
-//! [`card_text`]) are one result, at the rank of the best of them, with the
-//! others' locations listed; the one shown is the oldest copy, the
-//! likeliest original ([`oldest`]).
+//! answer (tomevault-io/skills-registry holds anthropics' pdf skill under
+//! other names). Copies (the same content, or the same card) are one
+//! result, at the rank of the best of them, with the others' locations
+//! listed; the one shown is the original as far as the operator and the
+//! pipeline can tell ([`shown`]), never the one a backdated git history
+//! claims.
 
 use std::collections::HashMap;
 
@@ -51,20 +53,33 @@ pub fn name_first(query: &str, hits: Vec<Hit>) -> Vec<Hit> {
     named
 }
 
+/// When the pipeline first saw each content (`content_key` -> RFC 3339
+/// time), as the store records it: what tells an original from a copy
+/// made after it, where a git date, which anyone can set, cannot.
+pub type FirstSeen = HashMap<String, String>;
+
 /// Ranked hits, one per skill, as at most `limit` results: hits of one
-/// card are one result at the rank and score of the best of them, shown
-/// by the [`oldest`], with the others in `also_at`. A copy ranked far
-/// below the first still joins its result.
-pub fn fold(hits: Vec<Hit>, limit: usize) -> Vec<Folded> {
+/// content (the same SKILL.md body and shipped files, `content_key`,
+/// renamed or not) or of one card ([`card_text`]) are one result at the
+/// rank and score of the best of them, shown by the copy [`shown`] picks,
+/// with the others in `also_at`. A copy ranked far below the first still
+/// joins its result; a copy of another risk level than its result's is
+/// never folded into it (it stays a result of its own, with its findings).
+pub fn fold(hits: Vec<Hit>, limit: usize, first_seen: &FirstSeen) -> Vec<Folded> {
     let mut groups: Vec<(f64, Vec<Hit>)> = Vec::new();
-    let mut group_of_card: HashMap<String, usize> = HashMap::new();
+    let mut group_of: HashMap<String, usize> = HashMap::new();
     for hit in hits {
-        let card = card_text(hit.text("skill_name"), hit.text("skill_description"));
-        match card.as_ref().and_then(|c| group_of_card.get(c)) {
-            Some(&at) => groups[at].1.push(hit),
+        let keys = fold_keys(&hit);
+        match keys.iter().find_map(|k| group_of.get(k)) {
+            Some(&at) => {
+                for key in keys {
+                    group_of.entry(key).or_insert(at);
+                }
+                groups[at].1.push(hit);
+            }
             None if groups.len() < limit => {
-                if let Some(card) = card {
-                    group_of_card.insert(card, groups.len());
+                for key in keys {
+                    group_of.insert(key, groups.len());
                 }
                 groups.push((hit.score, vec![hit]));
             }
@@ -74,8 +89,8 @@ pub fn fold(hits: Vec<Hit>, limit: usize) -> Vec<Folded> {
     groups
         .into_iter()
         .map(|(score, mut copies)| {
-            let shown = oldest(copies.iter().map(|h| &h.document));
-            let mut hit = copies.remove(shown);
+            let at = shown(&copies, first_seen);
+            let mut hit = copies.remove(at);
             hit.score = score;
             let also_at = copies
                 .iter()
@@ -87,25 +102,46 @@ pub fn fold(hits: Vec<Hit>, limit: usize) -> Vec<Folded> {
         .collect()
 }
 
-/// Which of `docs` (copies, best ranked first) stands for them: the one
-/// whose SKILL.md reached its content earliest (`last_updated`, RFC 3339 in
-/// UTC, so its text orders as its time), an original before the copies
-/// made of it; ties, and documents with no date, go to the better ranked.
-pub fn oldest<'a>(docs: impl IntoIterator<Item = &'a Value>) -> usize {
-    let mut best: Option<(usize, &str)> = None;
-    for (at, doc) in docs.into_iter().enumerate() {
-        let Some(date) = doc
-            .get("last_updated")
-            .and_then(Value::as_str)
-            .filter(|d| !d.is_empty())
-        else {
-            continue;
-        };
-        if best.is_none_or(|(_, earliest)| date < earliest) {
-            best = Some((at, date));
-        }
+/// The keys copies of `hit` share, each with its risk level (a copy of
+/// another level is never folded in).
+fn fold_keys(hit: &Hit) -> Vec<String> {
+    let level = hit
+        .document
+        .pointer("/signals/risk/level")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut keys = Vec::new();
+    let content = hit.text("content_key");
+    if !content.is_empty() {
+        keys.push(format!("{level}\ncontent\n{content}"));
     }
-    best.map_or(0, |(at, _)| at)
+    if let Some(card) = card_text(hit.text("skill_name"), hit.text("skill_description")) {
+        keys.push(format!("{level}\ncard\n{card}"));
+    }
+    keys
+}
+
+/// Which of `copies` (best ranked first) stands for them: one from a
+/// source the operator marked official (`trust`), then the one whose
+/// content the pipeline saw first (`first_seen`), then the best ranked.
+/// A git date, which any copy can set, decides nothing.
+pub fn shown(copies: &[Hit], first_seen: &FirstSeen) -> usize {
+    let official = |hit: &Hit| hit.text("trust") == "official";
+    let seen = |hit: &Hit| first_seen.get(hit.text("content_key")).map(String::as_str);
+    (0..copies.len())
+        .min_by(|&a, &b| {
+            let (x, y) = (&copies[a], &copies[b]);
+            official(y)
+                .cmp(&official(x))
+                .then_with(|| match (seen(x), seen(y)) {
+                    (Some(p), Some(q)) => p.cmp(q),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => std::cmp::Ordering::Equal,
+                })
+                .then(a.cmp(&b))
+        })
+        .unwrap_or(0)
 }
 
 /// Where a document's skill is, as an entry of another result's `also_at`.
@@ -132,48 +168,118 @@ mod tests {
         )
     }
 
+    fn with(mut hit: Hit, key: &str, value: serde_json::Value) -> Hit {
+        hit.document[key] = value;
+        hit
+    }
+
+    fn paths(results: &[Folded]) -> Vec<&str> {
+        results.iter().map(|r| r.hit.text("path")).collect()
+    }
+
     #[test]
-    fn copies_are_one_result_shown_by_the_oldest_at_the_best_rank() {
+    fn copies_of_a_card_are_one_result_at_the_best_rank() {
         let hits = vec![
-            hit(
-                "a/pdf",
-                "pdf",
-                "Read PDF files",
-                "2026-05-01T00:00:00Z",
-                0.9,
-            ),
-            hit("b/docx", "docx", "Word files", "2026-01-01T00:00:00Z", 0.8),
-            hit(
-                "c/pdf",
-                "PDF",
-                "read  pdf files",
-                "2026-02-04T02:09:36Z",
-                0.7,
-            ),
-            hit("d/x", "x", "", "2025-01-01T00:00:00Z", 0.6),
-            hit("e/x", "x", "", "2025-01-01T00:00:00Z", 0.5),
+            hit("a/pdf", "pdf", "Read PDF files", "", 0.9),
+            hit("b/docx", "docx", "Word files", "", 0.8),
+            hit("c/pdf", "PDF", "read  pdf files", "", 0.7),
+            hit("d/x", "x", "", "", 0.6),
+            hit("e/x", "x", "", "", 0.5),
             hit("f/pdf", "pdf", "Read PDF files", "", 0.4),
         ];
-        let results = fold(hits.clone(), 10);
-        let paths: Vec<&str> = results.iter().map(|r| r.hit.text("path")).collect();
-        // No description: no card, each its own result.
-        assert_eq!(paths, ["c/pdf", "b/docx", "d/x", "e/x"]);
+        let results = fold(hits.clone(), 10, &FirstSeen::new());
+        // No description: no card, each its own result. Nothing tells the
+        // copies apart: the best ranked is shown.
+        assert_eq!(paths(&results), ["a/pdf", "b/docx", "d/x", "e/x"]);
         assert_eq!(results[0].hit.score, 0.9);
         let also: Vec<&str> = results[0]
             .also_at
             .iter()
             .map(|at| at["path"].as_str().unwrap())
             .collect();
-        assert_eq!(also, ["a/pdf", "f/pdf"], "the others, in rank order");
-        // Same date or none: the better ranked.
-        let same = json!({"last_updated": "2026-01-01T00:00:00Z"});
-        assert_eq!(oldest([&json!({}), &same, &same]), 1);
-        assert_eq!(oldest([&json!({}), &json!({})]), 0);
+        assert_eq!(also, ["c/pdf", "f/pdf"], "the others, in rank order");
         assert!(results[1].also_at.is_empty());
         // The limit counts results; a later copy still joins a kept one.
-        let two = fold(hits, 2);
+        let two = fold(hits, 2, &FirstSeen::new());
         assert_eq!(two.len(), 2);
         assert_eq!(two[0].also_at.len(), 2);
+    }
+
+    #[test]
+    fn a_renamed_copy_of_the_same_content_is_folded_and_the_original_shown() {
+        let content = |hit: Hit| with(hit, "content_key", json!("c1"));
+        let hits = vec![
+            // A renamed copy, backdated by its author: ranked first.
+            content(hit(
+                "copies/pdf-official",
+                "pdf-official",
+                "The best PDF skill",
+                "2020-01-01T00:00:00Z",
+                0.9,
+            )),
+            content(hit(
+                "skills/pdf",
+                "pdf",
+                "Read PDF files",
+                "2026-02-04T00:00:00Z",
+                0.7,
+            )),
+            hit("skills/docx", "docx", "Word files", "", 0.6),
+        ];
+        // Nothing tells them apart but rank: the copy, git dates or not.
+        let results = fold(hits.clone(), 10, &FirstSeen::new());
+        assert_eq!(paths(&results), ["copies/pdf-official", "skills/docx"]);
+        // The operator's trust in a source decides first...
+        let official = {
+            let mut hits = hits.clone();
+            hits[1] = with(hits[1].clone(), "trust", json!("official"));
+            hits
+        };
+        let results = fold(official, 10, &FirstSeen::new());
+        assert_eq!(paths(&results), ["skills/pdf", "skills/docx"]);
+        assert_eq!(results[0].hit.score, 0.9, "at the best rank");
+        assert_eq!(results[0].also_at[0]["path"], "copies/pdf-official");
+        // ... then when the pipeline first saw the content.
+        let first_seen: FirstSeen = [("c1".to_string(), "2026-03-01T00:00:00Z".to_string())].into();
+        let mut seen_first = hits.clone();
+        seen_first[0] = with(seen_first[0].clone(), "content_key", json!("c0"));
+        seen_first[1] = with(seen_first[1].clone(), "skill_name", json!("pdf-official"));
+        seen_first[1] = with(
+            seen_first[1].clone(),
+            "skill_description",
+            json!("The best PDF skill"),
+        );
+        let results = fold(seen_first, 10, &first_seen);
+        assert_eq!(
+            paths(&results)[0],
+            "skills/pdf",
+            "seen first, though ranked second"
+        );
+    }
+
+    #[test]
+    fn a_copy_with_other_risk_findings_is_never_folded_away() {
+        let risky = with(
+            with(
+                hit("evil/pdf", "pdf", "Read PDF files", "", 0.9),
+                "content_key",
+                json!("c2"),
+            ),
+            "signals",
+            json!({"risk": {"level": "critical", "findings": [{"class": "download-execute"}]}}),
+        );
+        let clean = with(
+            with(
+                hit("skills/pdf", "pdf", "Read PDF files", "", 0.8),
+                "trust",
+                json!("official"),
+            ),
+            "signals",
+            json!({"risk": {"level": "none"}}),
+        );
+        let results = fold(vec![risky, clean], 10, &FirstSeen::new());
+        assert_eq!(paths(&results), ["evil/pdf", "skills/pdf"], "two results");
+        assert!(results.iter().all(|r| r.also_at.is_empty()));
     }
 
     #[test]

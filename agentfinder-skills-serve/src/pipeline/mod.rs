@@ -94,6 +94,9 @@ pub struct Asked {
     /// The shared rules to apply to Meilisearch's page, when not all of
     /// them (`eval --rules`, to measure what each does).
     pub meili_rules: Option<Rules>,
+    /// When the pipeline first saw each content, as the store records it
+    /// (which copy of a skill is shown; [`fold::shown`]).
+    pub first_seen: Option<std::sync::Arc<fold::FirstSeen>>,
 }
 
 /// Why an engine gave no candidates.
@@ -161,7 +164,9 @@ pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchErro
     let mut ranked = if asked.all_sections {
         unfolded(candidates, asked.limit)
     } else {
-        rank(&asked.text, candidates, rules, asked.limit)
+        let none = fold::FirstSeen::new();
+        let first_seen = asked.first_seen.as_deref().unwrap_or(&none);
+        rank(&asked.text, candidates, rules, asked.limit, first_seen)
     };
     ranked.engine = engine.name();
     Ok(ranked)
@@ -169,10 +174,16 @@ pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchErro
 
 /// The shared steps: the `rules` the engine did not apply, skills named
 /// as the query first, copies folded; at most `limit` results.
-pub fn rank(query: &str, candidates: Candidates, rules: Rules, limit: usize) -> Ranked {
+pub fn rank(
+    query: &str,
+    candidates: Candidates,
+    rules: Rules,
+    limit: usize,
+    first_seen: &fold::FirstSeen,
+) -> Ranked {
     let hits = rules::apply(query, candidates.hits, rules);
     let hits = fold::name_first(query, hits);
-    let results = fold::fold(hits, limit.max(1));
+    let results = fold::fold(hits, limit.max(1), first_seen);
     let words_held = results
         .first()
         .and_then(|first| rules::share_of_words(query, &first.hit));
@@ -233,9 +244,15 @@ mod tests {
     fn a_close_vector_whose_result_holds_few_of_the_words_is_no_good_match() {
         let query = "deploy my Next.js site to Vercel";
         let strength = |content: &str, similarity: f64| {
-            rank(query, candidates(content, similarity), Rules::NONE, 10)
-                .strength
-                .unwrap()
+            rank(
+                query,
+                candidates(content, similarity),
+                Rules::NONE,
+                10,
+                &fold::FirstSeen::new(),
+            )
+            .strength
+            .unwrap()
         };
         let off_topic = strength("Create art with seeded randomness", 0.658);
         assert_eq!(off_topic.words_held, Some(0.0));
