@@ -1,0 +1,166 @@
+//! Credential stores read, and data sent to the network, in one script or
+//! code block (or one line of prose).
+//!
+//! A credential file counts as read when the line that names it reads it
+//! (`cat`, `open(...)`, `readFileSync`, `tar`, `@file`, a path built in
+//! code...), so `ssh -i ~/.ssh/id_rsa` or `[ -f ~/.aws/credentials ]` do
+//! not; browser, keychain and wallet stores count whenever code names them.
+//! A dump of the whole environment counts; one named variable does not
+//! (an honest skill sends its API key to its API). A `.env` file counts
+//! only when it goes to the network on the same line.
+
+use std::sync::LazyLock;
+
+use regex::bytes::{Regex, RegexBuilder};
+
+use super::hit::{Context, Hit};
+use super::text::Text;
+
+fn build(pattern: &str) -> Regex {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .multi_line(true)
+        .build()
+        .expect("credential pattern")
+}
+
+/// Stores that have no business in a skill's code: browser passwords and
+/// cookies, keychains, wallets, cloud metadata credentials, shadow and
+/// shell history.
+static STORES: LazyLock<Regex> = LazyLock::new(|| {
+    build(
+        r"(?i:(?:chrome|chromium|brave|edge|opera|vivaldi|firefox|mozilla|safari|profiles?|default|user[ _]data)[^\n]{0,80}?(?:login[ _]data|web[ _]data|local[ _]state|logins\.json|key[34]\.db|cookies\.sqlite|signons\.sqlite)|cookies\.binarycookies|browser_cookie3|dump-keychain|login\.keychain(?:-db)?|/keychains/|wallet\.dat|exodus\.wallet|\.electrum/|solana/id\.json|\.ethereum/keystore|nkbihfbeogaeaoehlefnkodbefgpgknn|local extension settings)|169\.254\.169\.254/[^\s'\x22]*(?:security-credentials|identity|token)|metadata\.google\.internal/[^\s'\x22]*token|/etc/shadow\b|\.(?:bash|zsh)_history\b|\.gnupg/(?:private-keys|secring)",
+    )
+});
+
+/// Credential files an honest script may name without reading.
+static FILES: LazyLock<Regex> = LazyLock::new(|| {
+    build(
+        r#"\.ssh/(?:id_[a-z0-9]+|[a-z0-9_.-]*(?:_rsa|_ed25519|_ecdsa|_dsa|\.pem|\.key))\b(?:\.pub)?|["']id_(?:rsa|ed25519|ecdsa|dsa)["']|(?:~|\$HOME|\$\{HOME\})/\.ssh/?(?:["'\s]|$)|\.aws/credentials\b|\.aws["'][ \t]*,[ \t]*["']credentials|\.netrc\b|\.git-credentials\b|\.docker/config\.json|\.kube/config\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|gcloud/(?:credentials\.db|application_default_credentials\.json|access_tokens\.db|legacy_credentials)|\.azure/(?:accessTokens\.json|msal_token_cache)|/var/run/secrets/kubernetes\.io|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/"#,
+    )
+});
+
+/// A line that reads what it names.
+static READS: LazyLock<Regex> = LazyLock::new(|| {
+    build(
+        r#"\b(?:cat|less|more|head|tail|base64|xxd|od|strings|tar|zip|7z|gzip|cp|scp|rsync|open|read|readFile|readFileSync|read_text|read_bytes|readlines|Get-Content|gc|load|loads|slurp|expanduser|homedir|os\.path\.join|path\.join|Path\.home|File\.read|ReadAllText|ReadAllBytes)\b|<[ \t]*["']?(?:~|\$HOME)|\$\(<|@["']?(?:~|\$HOME|\$\{HOME\}|/)"#,
+    )
+});
+
+/// The whole environment, serialized.
+static ENV_DUMP: LazyLock<Regex> = LazyLock::new(|| {
+    build(
+        r"(?:json\.dumps|dict|str|repr)[ \t]*\([ \t]*(?:dict[ \t]*\([ \t]*)?os\.environ[ \t]*(?:\.(?:copy|items)\([ \t]*\))?[ \t]*\)|JSON\.stringify\([ \t]*process\.env[ \t]*[,)]|(?i:(?:get-childitem|gci)[ \t]+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables\(\)|\b(?:env|printenv|set)[ \t]*\|[^\n]*\b(?:curl|wget|nc|ncat|base64)\b",
+    )
+});
+
+/// A `.env` file read on a line that also sends.
+static DOTENV: LazyLock<Regex> =
+    LazyLock::new(|| build(r#"(?:^|[\s"'(=@<:/])\.env(?:\.[a-z]+)?\b"#));
+
+/// Data going to the network.
+static SENDS: LazyLock<Regex> = LazyLock::new(|| {
+    build(
+        r#"\bcurl\b[^\n]*?[ \t](?:-[a-zA-Z]*[dFT]\b|--data\b|--data-[a-z]+|--form\b|--upload-file\b|--json\b|-X[ \t]*["']?(?:POST|PUT|PATCH)\b)|\bwget\b[^\n]*--post-(?:data|file)|\b(?:nc|ncat|netcat|socat)\b[ \t]+[^\n]*?(?:\b[0-9]{2,5}\b|tcp)|/dev/(?:tcp|udp)/|\b(?:requests|httpx|session|client|http)\.(?:post|put|patch)[ \t]*\(|\burlopen[ \t]*\([^\n]*\bdata[ \t]*=|\bRequest[ \t]*\([^\n]*\bdata[ \t]*=|\bfetch[ \t]*\([^\n]*\bmethod[ \t]*:[ \t]*["'](?:POST|PUT|PATCH)|\baxios\.(?:post|put|patch)[ \t]*\(|\bnavigator\.sendBeacon\b|(?i:invoke-(?:webrequest|restmethod)[^\n]*-(?:method[ \t]+["']?(?:post|put)|body|infile))|discord(?:app)?\.com/api/webhooks|hooks\.slack\.com/services|api\.telegram\.org/bot|webhook\.site|pipedream\.net|\bsmtplib\b|\bftplib\b|\bscp\b[^\n]*:|\brsync\b[^\n]*:"#,
+    )
+});
+
+/// One credential source found in a text.
+struct Source {
+    at: usize,
+    /// A `.env` file: counts only with a send on its own line.
+    same_line_only: bool,
+}
+
+/// The credential sources `text` reads (in code; in prose, only on a
+/// line that also sends).
+fn sources(text: &Text<'_>) -> Vec<Source> {
+    let norm = text.norm.as_bytes();
+    let mut out = Vec::new();
+    let in_code = |at: usize| text.in_code(at);
+    for m in STORES.find_iter(norm).chain(ENV_DUMP.find_iter(norm)) {
+        let at = text.to_raw(m.start());
+        if in_code(at) {
+            out.push(Source {
+                at,
+                same_line_only: false,
+            });
+        }
+    }
+    for m in FILES.find_iter(norm) {
+        if m.as_bytes().ends_with(b".pub") {
+            continue;
+        }
+        let at = text.to_raw(m.start());
+        let line = &text.raw[text.line_at(at)];
+        if in_code(at) && READS.is_match(line.as_bytes()) {
+            out.push(Source {
+                at,
+                same_line_only: false,
+            });
+        }
+    }
+    for m in DOTENV.find_iter(norm) {
+        let at = text.to_raw(m.start());
+        let line = &text.raw[text.line_at(at)];
+        if READS.is_match(line.as_bytes()) || line.contains('|') {
+            out.push(Source {
+                at,
+                same_line_only: true,
+            });
+        }
+    }
+    out.sort_by_key(|s| s.at);
+    out
+}
+
+/// Where `text` sends data to the network (offsets as written).
+fn sends(text: &Text<'_>) -> Vec<usize> {
+    SENDS
+        .find_iter(text.norm.as_bytes())
+        .map(|m| text.to_raw(m.start()))
+        .collect()
+}
+
+/// The first send in the same unit as `source` (its script or code
+/// block; its line for prose and `.env`).
+fn send_for(text: &Text<'_>, source: &Source, sends: &[usize]) -> Option<usize> {
+    let unit = if source.same_line_only {
+        text.line_at(source.at)
+    } else {
+        text.segment(source.at)
+    };
+    sends.iter().copied().find(|s| unit.contains(s))
+}
+
+/// Credential stores read and sent (see the module).
+pub fn read_and_send(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
+    let sources = sources(text);
+    if sources.is_empty() {
+        return Vec::new();
+    }
+    let sends = sends(text);
+    sources
+        .iter()
+        .filter_map(|source| {
+            let send = send_for(text, source, &sends)?;
+            Some(Hit::at(source.at).note(format!("sent at line {}", text.line_of(send))))
+        })
+        .collect()
+}
+
+/// Credential stores read with no send beside them (`.env` files and
+/// environment dumps aside: reading those is what configuration does).
+pub fn read_only(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
+    let sources = sources(text);
+    if sources.is_empty() {
+        return Vec::new();
+    }
+    let sends = sends(text);
+    sources
+        .iter()
+        .filter(|s| !s.same_line_only && send_for(text, s, &sends).is_none())
+        .filter(|s| !ENV_DUMP.is_match(text.raw[text.line_at(s.at)].as_bytes()))
+        .map(|s| Hit::at(s.at))
+        .collect()
+}
