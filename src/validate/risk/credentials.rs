@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::hit::{Context, Hit};
+use super::hosts::{self, HostKind, Target};
 use super::text::Text;
 
 fn build(pattern: &str) -> Regex {
@@ -29,7 +30,7 @@ fn build(pattern: &str) -> Regex {
 /// shell history.
 static STORES: LazyLock<Regex> = LazyLock::new(|| {
     build(
-        r"(?i:(?:chrome|chromium|brave|edge|opera|vivaldi|firefox|mozilla|safari|profiles?|default|user[ _]data)[^\n]{0,80}?(?:login[ _]data|web[ _]data|local[ _]state|logins\.json|key[34]\.db|cookies\.sqlite|signons\.sqlite)|cookies\.binarycookies|browser_cookie3|dump-keychain|login\.keychain(?:-db)?|/keychains/|wallet\.dat|exodus\.wallet|\.electrum/|solana/id\.json|\.ethereum/keystore|nkbihfbeogaeaoehlefnkodbefgpgknn|local extension settings)|169\.254\.169\.254/[^\s'\x22]*(?:security-credentials|identity|token)|metadata\.google\.internal/[^\s'\x22]*token|/etc/shadow\b|\.(?:bash|zsh)_history\b|\.gnupg/(?:private-keys|secring)",
+        r#"(?i:\b(?:chrome|chromium|brave(?:software)?|edge|opera|vivaldi|firefox|mozilla|safari)\b)[^\n]{0,80}?[/\\"'](?:Login Data|Web Data|Local State|Cookies|logins\.json|key[34]\.db|cookies\.sqlite|signons\.sqlite)\b|(?i:cookies\.binarycookies|\bbrowser_cookie3\b|\bdump-keychain\b|\blogin\.keychain(?:-db)?\b|/keychains/login|\bwallet\.dat\b|\bexodus\.wallet\b|\.electrum/|solana/id\.json|\.ethereum/keystore|nkbihfbeogaeaoehlefnkodbefgpgknn|local extension settings)|169\.254\.169\.254/[^\s'"]*(?:security-credentials|identity|token)|metadata\.google\.internal/[^\s'"]*token|/etc/shadow\b|\.(?:bash|zsh)_history\b|\.gnupg/(?:private-keys|secring)"#,
     )
 });
 
@@ -61,15 +62,78 @@ static DOTENV: LazyLock<Regex> =
 /// Data going to the network.
 static SENDS: LazyLock<Regex> = LazyLock::new(|| {
     build(
-        r#"\bcurl\b[^\n]*?[ \t](?:-[a-zA-Z]*[dFT]\b|--data\b|--data-[a-z]+|--form\b|--upload-file\b|--json\b|-X[ \t]*["']?(?:POST|PUT|PATCH)\b)|\bwget\b[^\n]*--post-(?:data|file)|\b(?:nc|ncat|netcat|socat)\b[ \t]+[^\n]*?(?:\b[0-9]{2,5}\b|tcp)|/dev/(?:tcp|udp)/|\b(?:requests|httpx|session|client|http)\.(?:post|put|patch)[ \t]*\(|\burlopen[ \t]*\([^\n]*\bdata[ \t]*=|\bRequest[ \t]*\([^\n]*\bdata[ \t]*=|\bfetch[ \t]*\([^\n]*\bmethod[ \t]*:[ \t]*["'](?:POST|PUT|PATCH)|\baxios\.(?:post|put|patch)[ \t]*\(|\bnavigator\.sendBeacon\b|(?i:invoke-(?:webrequest|restmethod)[^\n]*-(?:method[ \t]+["']?(?:post|put)|body|infile))|discord(?:app)?\.com/api/webhooks|hooks\.slack\.com/services|api\.telegram\.org/bot|webhook\.site|pipedream\.net|\bsmtplib\b|\bftplib\b|\bscp\b[^\n]*:|\brsync\b[^\n]*:"#,
+        r#"\bcurl\b[^\n]*?[ \t](?:-[a-zA-Z]*[dFT]\b|--data\b|--data-[a-z]+|--form\b|--upload-file\b|--json\b|-X[ \t]*["']?(?:POST|PUT|PATCH)\b)|\bwget\b[^\n]*--post-(?:data|file)|\b(?:nc|ncat|netcat|socat)\b[ \t]+[^\n]*?(?:\b[0-9]{2,5}\b|tcp)|/dev/(?:tcp|udp)/|\b(?:requests|httpx|session|client|http)\.(?:post|put|patch)[ \t]*\(|\burlopen[ \t]*\([^\n]*\bdata[ \t]*=|\bRequest[ \t]*\([^\n]*\bdata[ \t]*=|\bfetch[ \t]*\([^\n]*\bmethod[ \t]*:[ \t]*["'](?:POST|PUT|PATCH)|\baxios\.(?:post|put|patch)[ \t]*\(|\bnavigator\.sendBeacon\b|(?i:invoke-(?:webrequest|restmethod)[^\n]*-(?:method[ \t]+["']?(?:post|put)|body|infile))|discord(?:app)?\.com/api/webhooks|hooks\.slack\.com/services|api\.telegram\.org/bot|webhook\.site|pipedream\.net|\bsmtplib\b|\bftplib\b"#,
     )
 });
+
+/// Credential files that belong to one service, and its domains: a
+/// script that reads one and talks only to those domains is using the
+/// token for its API.
+const SERVICES: &[(&str, &[&str])] = &[
+    (".git-credentials", GIT_HOSTS),
+    (".netrc", GIT_HOSTS),
+    ("gh/hosts.yml", &["github.com"]),
+    (".npmrc", &["npmjs.org", "npmjs.com", "github.com"]),
+    (".pypirc", &["pypi.org"]),
+    (
+        ".docker/config.json",
+        &[
+            "docker.io",
+            "docker.com",
+            "ghcr.io",
+            "gcr.io",
+            "quay.io",
+            "amazonaws.com",
+            "azurecr.io",
+        ],
+    ),
+    (".aws", &["amazonaws.com", "aws.amazon.com"]),
+    ("gcloud/", &["googleapis.com", "google.com"]),
+    (
+        ".azure/",
+        &[
+            "azure.com",
+            "azure.net",
+            "microsoft.com",
+            "microsoftonline.com",
+            "windows.net",
+        ],
+    ),
+    (".claude/", &["anthropic.com", "claude.ai"]),
+    (".codex/", &["openai.com", "chatgpt.com"]),
+];
+const GIT_HOSTS: &[&str] = &[
+    "github.com",
+    "githubusercontent.com",
+    "gitlab.com",
+    "gitcode.com",
+    "gitee.com",
+    "bitbucket.org",
+    "codeberg.org",
+    "huggingface.co",
+];
+
+/// A line that says not to touch what it names ("never read
+/// `~/.codex/auth.json`"), up to the source, with no clause break after.
+static NEVER: LazyLock<Regex> = LazyLock::new(|| {
+    build(
+        r"(?i:\b(?:never|don'?t|do[ \t]+not|must[ \t]+not|should[ \t]+not)[ \t]+(?:read|open|cat|access|touch|send|upload|share|commit|print|log|expose|copy|include)\b(?:[^.,;:\n]|\.[^\s])*$)",
+    )
+});
+
+/// Whether the source at `at` is named in a "never read ..." clause.
+fn forbidden(text: &Text<'_>, at: usize) -> bool {
+    let line = text.line_at(at);
+    NEVER.is_match(text.raw[line.start..at].as_bytes())
+}
 
 /// One credential source found in a text.
 struct Source {
     at: usize,
     /// A `.env` file: counts only with a send on its own line.
     same_line_only: bool,
+    /// The domains of the service the credential is for (empty: none).
+    services: &'static [&'static str],
 }
 
 /// The credential sources `text` reads (in code; in prose, only on a
@@ -84,6 +148,7 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
             out.push(Source {
                 at,
                 same_line_only: false,
+                services: &[],
             });
         }
     }
@@ -94,9 +159,15 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
         let at = text.to_raw(m.start());
         let line = &text.raw[text.line_at(at)];
         if in_code(at) && READS.is_match(line.as_bytes()) {
+            let matched = String::from_utf8_lossy(m.as_bytes());
+            let services = SERVICES
+                .iter()
+                .find(|(needle, _)| matched.contains(needle))
+                .map_or(&[][..], |(_, domains)| *domains);
             out.push(Source {
                 at,
                 same_line_only: false,
+                services,
             });
         }
     }
@@ -107,19 +178,53 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
             out.push(Source {
                 at,
                 same_line_only: true,
+                services: &[],
             });
         }
     }
+    out.retain(|s| !forbidden(text, s.at));
     out.sort_by_key(|s| s.at);
     out
 }
 
-/// Where `text` sends data to the network (offsets as written).
+/// The hosts of the URLs in `text` (`scheme://host`).
+fn url_hosts(text: &str) -> Vec<Target> {
+    text.match_indices("://")
+        .map(|(i, _)| {
+            let scheme = text[..i]
+                .rsplit(|c: char| !c.is_ascii_alphabetic())
+                .next()
+                .unwrap_or("");
+            hosts::classify(&text[i + 3..], scheme.eq_ignore_ascii_case("http"), "")
+        })
+        .collect()
+}
+
+/// Where `text` sends data to the network (offsets as written); a send
+/// whose line names only local addresses (a cloud metadata service,
+/// localhost) stays on the machine.
 fn sends(text: &Text<'_>) -> Vec<usize> {
     SENDS
         .find_iter(text.norm.as_bytes())
         .map(|m| text.to_raw(m.start()))
+        .filter(|&at| {
+            let hosts = url_hosts(&text.raw[text.line_at(at)]);
+            hosts.is_empty() || hosts.iter().any(|h| h.kind != HostKind::Local)
+        })
         .collect()
+}
+
+/// Whether every URL in the unit of `source` goes to the service its
+/// credential is for (and there is one).
+fn to_its_service(text: &Text<'_>, source: &Source) -> bool {
+    if source.services.is_empty() {
+        return false;
+    }
+    let hosts = url_hosts(&text.raw[text.segment(source.at)]);
+    !hosts.is_empty()
+        && hosts
+            .iter()
+            .all(|h| source.services.iter().any(|d| hosts::is_under(&h.host, d)))
 }
 
 /// The first send in the same unit as `source` (its script or code
@@ -142,6 +247,24 @@ pub fn read_and_send(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
     let sends = sends(text);
     sources
         .iter()
+        .filter(|source| !to_its_service(text, source))
+        .filter_map(|source| {
+            let send = send_for(text, source, &sends)?;
+            Some(Hit::at(source.at).note(format!("sent at line {}", text.line_of(send))))
+        })
+        .collect()
+}
+
+/// Credential files read and sent only to their own service.
+pub fn read_and_send_to_service(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
+    let sources = sources(text);
+    if sources.is_empty() {
+        return Vec::new();
+    }
+    let sends = sends(text);
+    sources
+        .iter()
+        .filter(|source| to_its_service(text, source))
         .filter_map(|source| {
             let send = send_for(text, source, &sends)?;
             Some(Hit::at(source.at).note(format!("sent at line {}", text.line_of(send))))

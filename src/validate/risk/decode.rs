@@ -12,6 +12,7 @@ use base64::Engine;
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::hit::{Context, Hit};
+use super::mention::browser_markup;
 use super::text::{Kind, Text};
 use super::unicode::tag_ascii;
 
@@ -48,6 +49,14 @@ static ESCAPES: LazyLock<Regex> = LazyLock::new(|| build(r"(?:\\x[0-9a-fA-F]{2})
 static HEX_RUN: LazyLock<Regex> = LazyLock::new(|| build(r"\b[0-9a-fA-F]{24,}\b"));
 static BASE85_ARG: LazyLock<Regex> =
     LazyLock::new(|| build(r#"\b(a85|b85)decode[ \t]*\([ \t]*b?["']([^"'\n]{10,})["']"#));
+
+/// A line that searches for such calls (a grep pattern, a regex) rather
+/// than makes them.
+static SEARCH: LazyLock<Regex> = LazyLock::new(|| {
+    build(
+        r"\b(?:grep|egrep|rg|Select-String|findstr|re\.(?:compile|search|match|findall)|RegExp)\b",
+    )
+});
 
 /// A decoding call, and a string evaluated, for [`decode_then_eval`].
 static DECODE_CALL: LazyLock<Regex> = LazyLock::new(|| {
@@ -314,7 +323,10 @@ pub fn decode_then_eval(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
     EVAL_SINK
         .find_iter(norm)
         .map(|m| text.to_raw(m.start()))
-        .filter(|&at| text.in_code(at))
+        .filter(|&at| {
+            let line = &text.raw[text.line_at(at)];
+            text.in_code(at) && !browser_markup(line) && !SEARCH.is_match(line.as_bytes())
+        })
         .filter_map(|at| {
             let segment = text.segment(at);
             let decode = decodes.iter().find(|d| segment.contains(d))?;

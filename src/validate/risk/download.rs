@@ -105,7 +105,7 @@ fn runs(line: &str, name: &str) -> bool {
         .skip_while(|w| matches!(*w, "sudo" | "exec" | "nohup" | "&" | "-E"))
         .collect();
     let is_name = |w: &str| {
-        let w = w.trim_matches(|c| matches!(c, '"' | '\'' | ';'));
+        let w = w.trim_matches(|c| matches!(c, '"' | '\'' | ';' | '`' | ')'));
         w == name || w.ends_with(&format!("/{name}")) || w.ends_with(&format!("\\{name}"))
     };
     match words.as_slice() {

@@ -216,12 +216,23 @@ fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found:
                     if mention::negated(&within[..lead - line.start]) {
                         continue;
                     }
-                    if previous_line(text, line.start).is_some_and(mention::bad_example) {
+                    // A bad example marked as one, or one quoted on a line
+                    // about detection, is kept at info.
+                    let nearby = &text.raw[nearby_start(text, line.start)..line.start];
+                    if previous_line(text, line.start).is_some_and(mention::bad_example)
+                        || mention::quoted(within, at - line.start, nearby)
+                    {
                         severity = Severity::Info;
                     }
                 }
-                Mention::Quoted => {
-                    if mention::quoted(within, at - line.start) {
+                Mention::Quoted | Mention::Browser => {
+                    let prefix = &within[..at - line.start];
+                    let nearby = &text.raw[nearby_start(text, line.start)..line.start];
+                    if mention::negated(prefix)
+                        || mention::described(prefix)
+                        || mention::quoted(within, at - line.start, nearby)
+                        || (*mention == Mention::Browser && mention::browser_markup(within))
+                    {
                         continue;
                     }
                 }
@@ -294,6 +305,18 @@ fn report(
             found.push(rule, origin.file, Some(*line), severity, shown, Some(note));
         }
     }
+}
+
+/// Where the three lines before the one starting at `start` begin.
+fn nearby_start(text: &Text<'_>, start: usize) -> usize {
+    let mut at = start;
+    for _ in 0..3 {
+        if at == 0 {
+            break;
+        }
+        at = text.line_at(at - 1).start;
+    }
+    at
 }
 
 /// The line before the one starting at `start`, if any.

@@ -107,7 +107,13 @@ fn categorize(
     if only(&[BidiMark]) && rtl_line {
         return None;
     }
-    if start == 0 && only(&[ByteOrderMark]) {
+    // A byte order mark where a file starts (files joined keep theirs), or
+    // an invisible character put before a fence to show it literally.
+    let line_start = text.raw[..start]
+        .trim_end_matches([' ', '\t'])
+        .ends_with('\n')
+        || text.raw[..start].trim_end_matches([' ', '\t']).is_empty();
+    if line_start && (only(&[ByteOrderMark]) || matches!(after, Some('`' | '~'))) {
         return None;
     }
     if only(&[SoftHyphen]) && !in_code {
@@ -177,17 +183,23 @@ pub fn invisible_in_prose(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
     hits(text, Category::InProse)
 }
 
-/// Words that address an agent.
+/// Words that address an agent: a name used as a vocative ("AI agent:",
+/// "Claude,"), a note to it, a greeting, "if you are an AI", or "you
+/// must" (not its name in a path like `agents-and-tools/`).
 static AGENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:ai|assistant|agent|claude|codex|chatgpt|llm|copilot|language model)s?\b|\bdear\s+(?:ai|assistant|model)\b|\byou\s+(?:must|should|will|need\s+to|have\s+to|are\s+(?:now|an?))\b").expect("agent pattern")
+    Regex::new(r"(?im)(?:^|<!--)[\s\-*#>]*(?:ai\s+)?(?:ai|assistant|agent|claude|codex|chatgpt|llm|copilot|gemini)\s*[:,]|\b(?:note|instructions?|message|reminder)s?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|assistant|agent|model|llm|claude|codex|copilot)s?\b|\b(?:dear|hey|hello|attention)\s+(?:ai|assistant|agent|model|llm|claude)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|assistant|agent|llm|language\s+model|claude)\b|\byou\s+(?:must|should|will|need\s+to|have\s+to|are\s+now)\b|\b(?:claude|codex|the\s+(?:ai|assistant|agent|model))\s+(?:must|should|needs\s+to|has\s+to)\b").expect("agent pattern")
 });
 /// Instructions in a comment.
 static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:always|never|must|run|execute|install|download|send|upload|post|fetch|read|open|delete|remove|write|call|invoke|ignore|do\s+not|don'?t|make\s+sure|remember\s+to)\b").expect("imperative pattern")
 });
-/// Instructions that override, conceal or run something.
+/// Instructions that override the agent's or conceal from the user.
 static DANGEROUS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system|original|other)\s+(?:instructions|prompts?|rules|guidelines)\b|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|show|notify|alert)\b[^.\n]{0,30}\b(?:user|human)\b|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+)?(?:user|human)\b|\b(?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|copy|read|install|download|add|modify|delete)\b|\b(?:curl|wget|bash|powershell|iex|eval|exec|chmod|base64|nc)\b[^\n]{0,80}(?:https?://|\||\$\()").expect("dangerous pattern")
+    Regex::new(r"(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system|original|other)\s+(?:instructions|prompts?|rules|guidelines)\b|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|show|notify|alert)\b[^.\n]{0,30}\b(?:user|human)\b|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+)?(?:user|human)\b|\b(?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|copy|read|install|download|add|modify|delete)\b").expect("dangerous pattern")
+});
+/// A command that runs something.
+static COMMAND: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:curl|wget|bash|sh\s+-c|powershell|iex|eval|exec|python3?\s+-c|chmod\s+\+x|base64\s+-d)\b").expect("command pattern")
 });
 
 /// The HTML comments of a Markdown text with their content.
@@ -210,11 +222,17 @@ fn comment_hit(at: usize, content: &str) -> Hit {
     Hit::at(at).excerpt(excerpt(&format!("<!-- {first}"), 0, |_| false))
 }
 
+/// Whether a comment overrides instructions, keeps things from the user,
+/// or tells the agent to run a command.
+fn dangerous(comment: &str) -> bool {
+    DANGEROUS.is_match(comment) || (AGENT.is_match(comment) && COMMAND.is_match(comment))
+}
+
 /// Comments that override instructions, keep things from the user, or
-/// hold a command.
+/// tell the agent to run a command.
 pub fn comment_instructions(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
     comments(text)
-        .filter(|(_, c)| DANGEROUS.is_match(c))
+        .filter(|(_, c)| dangerous(c))
         .map(|(at, c)| comment_hit(at, c))
         .collect()
 }
@@ -222,7 +240,7 @@ pub fn comment_instructions(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
 /// Comments that address the agent with instructions.
 pub fn comment_to_agent(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
     comments(text)
-        .filter(|(_, c)| AGENT.is_match(c) && IMPERATIVE.is_match(c) && !DANGEROUS.is_match(c))
+        .filter(|(_, c)| AGENT.is_match(c) && IMPERATIVE.is_match(c) && !dangerous(c))
         .map(|(at, c)| comment_hit(at, c))
         .collect()
 }

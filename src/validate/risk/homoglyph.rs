@@ -8,6 +8,11 @@ use super::hit::{Context, Hit};
 use super::text::{excerpt, mixed_words, Text};
 use super::unicode::latin_lookalike;
 
+/// Two-letter commands a single lookalike letter can spoof.
+const SHORT_COMMANDS: &[&str] = &[
+    "sh", "ls", "cp", "rm", "mv", "cd", "ln", "su", "id", "ps", "nc", "dd", "ip", "gh", "go",
+];
+
 /// Latin and non-Latin letter counts of `word`.
 fn counts(word: &str) -> (usize, usize) {
     let latin = word.chars().filter(char::is_ascii_alphabetic).count();
@@ -35,11 +40,13 @@ fn mixed(text: &Text<'_>, code: bool) -> Vec<Hit> {
         .filter(|w| text.in_code(w.start) == code)
         .filter(|w| {
             let (latin, other) = counts(&text.raw[w.clone()]);
-            if code {
-                latin >= other
-            } else {
-                latin > other
-            }
+            // A tie counts only for a short command spelled with one
+            // lookalike (`ѕh`, `lѕ`); it is more often a symbol (`αh`).
+            let folded: String = text.raw[w.clone()]
+                .chars()
+                .map(|c| latin_lookalike(c).unwrap_or(c).to_ascii_lowercase())
+                .collect();
+            latin > other || (code && latin == other && SHORT_COMMANDS.contains(&folded.as_str()))
         })
         .map(|w| Hit::at(w.start).excerpt(shown(text, w.start)))
         .collect()

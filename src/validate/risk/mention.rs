@@ -29,6 +29,28 @@ static DETECTION: LazyLock<Regex> = LazyLock::new(|| {
         .expect("detection pattern")
 });
 
+/// Markup a browser runs: a script tag, an event handler, a `javascript:` URL.
+static BROWSER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)<script\b|\bon[a-z]+\s*=|javascript:").expect("browser pattern")
+});
+
+/// A match that describes asking someone, or a mode (`auto-approve`).
+static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)(?:\bauto-|\b(?:ask|asking|asks|prompt|prompting|prompts|require|requiring|requires)\s+(?:the\s+)?(?:user|human|you|agent|assistant|model|claude|ai)\s+to\s+["'`\x{201C}]?)$"#).expect("described pattern")
+});
+
+/// Whether `line` is markup a browser runs.
+pub fn browser_markup(line: &str) -> bool {
+    BROWSER.is_match(line)
+}
+
+/// Whether `prefix` (a line up to a match) describes asking someone to do
+/// the matched thing, or names a mode (`auto-approve`).
+pub fn described(prefix: &str) -> bool {
+    let start = prefix.char_indices().rev().nth(60).map_or(0, |(i, _)| i);
+    DESCRIBED.is_match(&prefix[start..])
+}
+
 /// Whether `prefix` (a line up to a match) ends in a negation leading
 /// straight into the match.
 pub fn negated(prefix: &str) -> bool {
@@ -42,13 +64,14 @@ pub fn bad_example(line: &str) -> bool {
 }
 
 /// Whether the match at byte `at` of `line` is quoted (a quote or backtick
-/// opens within a few characters before it) on a line about detection.
-pub fn quoted(line: &str, at: usize) -> bool {
+/// opens within a few characters before it) with text about detection on
+/// the line or in `nearby` (the lines just before).
+pub fn quoted(line: &str, at: usize, nearby: &str) -> bool {
     let before: String = line[..at].chars().rev().take(3).collect();
     before
         .chars()
         .any(|c| matches!(c, '"' | '\'' | '`' | '\u{201C}' | '\u{2018}' | '\u{AB}'))
-        && DETECTION.is_match(line)
+        && (DETECTION.is_match(line) || DETECTION.is_match(nearby))
 }
 
 #[cfg(test)]
@@ -68,8 +91,21 @@ mod tests {
         assert!(!bad_example("# Install the CLI"));
         assert!(quoted(
             "Detect phrases like \"ignore previous instructions\"",
-            21
+            21,
+            ""
         ));
-        assert!(!quoted("Now ignore previous instructions", 4));
+        assert!(quoted(
+            "  \"ignore previous instructions\",",
+            3,
+            "Injection examples:"
+        ));
+        assert!(!quoted(
+            "Now ignore previous instructions",
+            4,
+            "Injection examples:"
+        ));
+        assert!(described("Run it without asking the user to ") && described("Auto-"));
+        assert!(!described("Always "));
+        assert!(browser_markup("<img src=x onerror=eval(atob('YQ=='))>"));
     }
 }

@@ -52,9 +52,18 @@ fn padded(text: &Text<'_>) -> Vec<(usize, usize)> {
             }
             if run >= SPACES && c != '\n' && c != '\r' {
                 let rest = line[i..].trim_start();
-                let decoration = rest.starts_with([
-                    '|', '#', '/', '*', '-', '+', '=', '<', '%', '\u{2502}', '\u{2551}',
-                ]) || rest.starts_with("--");
+                // Table cells, comments, rules and drawings are layout;
+                // a letter, digit, path, quote or shell operator is content.
+                let content = rest.starts_with(|c: char| {
+                    c.is_ascii_alphanumeric()
+                        || matches!(
+                            c,
+                            '$' | '&' | ';' | '(' | '.' | '~' | '"' | '\'' | '`' | '>' | '!' | '@'
+                        )
+                }) || (rest.starts_with('/')
+                    && !rest.starts_with("//")
+                    && !rest.starts_with("/*"));
+                let decoration = !content;
                 if !decoration {
                     out.push((offset + i, run));
                     break;

@@ -25,81 +25,9 @@ pub enum HostKind {
     Local,
 }
 
-/// Well-known installer domains (a domain and its subdomains), and the
-/// GitHub owners that publish each. A skill from one of these owners that
-/// fetches from its own domain fetches from its publisher.
-pub const INSTALLERS: &[(&str, &[&str])] = &[
-    ("hf.co", &["huggingface"]),
-    ("huggingface.co", &["huggingface"]),
-    ("claude.ai", &["anthropics"]),
-    ("anthropic.com", &["anthropics"]),
-    ("openai.com", &["openai"]),
-    ("astral.sh", &["astral-sh"]),
-    ("rustup.rs", &["rust-lang"]),
-    ("bun.sh", &["oven-sh"]),
-    ("deno.land", &["denoland"]),
-    ("deno.com", &["denoland"]),
-    ("brew.sh", &["Homebrew"]),
-    ("get.docker.com", &["docker"]),
-    ("ollama.com", &["ollama"]),
-    ("get.pnpm.io", &["pnpm"]),
-    ("pyenv.run", &["pyenv"]),
-    ("bootstrap.pypa.io", &["pypa"]),
-    ("install.python-poetry.org", &["python-poetry"]),
-    ("sdk.cloud.google.com", &["google", "GoogleCloudPlatform"]),
-    ("dl.k8s.io", &["kubernetes"]),
-    ("fly.io", &["superfly"]),
-    ("tailscale.com", &["tailscale"]),
-    ("opencode.ai", &["sst", "anomalyco"]),
-    ("cursor.com", &["cursor"]),
-    ("mise.run", &["jdx"]),
-    ("get.sdkman.io", &["sdkman"]),
-    ("install.determinate.systems", &["DeterminateSystems"]),
-    ("nixos.org", &["NixOS"]),
-];
+mod tables;
 
-/// GitHub owners whose install scripts, served from GitHub, are well known.
-pub const INSTALLER_OWNERS_ON_GITHUB: &[&str] =
-    &["nvm-sh", "Homebrew", "ohmyzsh", "rbenv", "pyenv"];
-
-/// Paste, file-drop, tunnel and URL-shortener services (and subdomains):
-/// attacks host payloads there because nobody owns what is on them.
-pub const DROP_SITES: &[&str] = &[
-    "pastebin.com",
-    "paste.ee",
-    "hastebin.com",
-    "glot.io",
-    "rentry.co",
-    "rentry.org",
-    "controlc.com",
-    "termbin.com",
-    "transfer.sh",
-    "0x0.st",
-    "file.io",
-    "temp.sh",
-    "ngrok.io",
-    "ngrok-free.app",
-    "ngrok.app",
-    "trycloudflare.com",
-    "serveo.net",
-    "loca.lt",
-    "webhook.site",
-    "pipedream.net",
-    "bit.ly",
-    "tinyurl.com",
-    "is.gd",
-    "cutt.ly",
-    "rb.gy",
-    "shorturl.at",
-    "gofile.io",
-    "catbox.moe",
-    "cdn.discordapp.com",
-    "anonfiles.com",
-    "pastes.dev",
-    "dpaste.org",
-    "ix.io",
-    "sprunge.us",
-];
+pub use tables::{DROP_SITES, INSTALLERS, INSTALLER_OWNERS_ON_GITHUB, MULTI_TENANT, ORG_SUFFIXES};
 
 /// Words that start a fetch: what follows them is what is fetched.
 const FETCH_WORDS: &[&str] = &[
@@ -255,8 +183,49 @@ fn host_kind(host: &str, path: &str, plain_http: bool, owner: &str) -> HostKind 
             HostKind::Publisher
         }
         Some(_) => HostKind::Installer,
+        None if named_after(host, owner) => HostKind::Publisher,
         None => HostKind::Unknown,
     }
+}
+
+/// Whether `host`'s registrable name is `owner`'s (`install.duckdb.org`
+/// for `duckdb`): the publisher's own domain, as far as names tell. It
+/// says the script comes from whoever publishes the skill, not that they
+/// are trustworthy: an owner who registers its own name gains nothing it
+/// did not have with its own GitHub account.
+fn named_after(host: &str, owner: &str) -> bool {
+    if owner.is_empty() || MULTI_TENANT.iter().any(|d| is_under(host, d)) {
+        return false;
+    }
+    let labels: Vec<&str> = host.split('.').collect();
+    let n = labels.len();
+    if n < 2 {
+        return false;
+    }
+    // `example.co.uk`: the name is the label before a two-level suffix.
+    let two_level = n >= 3
+        && labels[n - 1].len() == 2
+        && matches!(
+            labels[n - 2],
+            "co" | "com" | "org" | "net" | "ac" | "gov" | "edu"
+        );
+    let (label, tld) = if two_level {
+        (labels[n - 3], labels[n - 1])
+    } else {
+        (labels[n - 2], labels[n - 1])
+    };
+    let plain = |s: &str| {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let (owner, label) = (plain(owner), plain(label));
+    label.len() >= 3
+        && (owner == label
+            || owner == format!("{label}{tld}")
+            || owner == format!("get{label}")
+            || ORG_SUFFIXES.iter().any(|s| owner == format!("{label}{s}")))
 }
 
 /// Whether `host` is `domain` or one of its subdomains.
@@ -271,23 +240,33 @@ pub fn is_under(host: &str, domain: &str) -> bool {
 pub fn ip_is_local(host: &str) -> Option<bool> {
     if host.contains(':') {
         let h = host.to_ascii_lowercase();
+        if !h
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+        {
+            return None;
+        }
+        // An IPv4 address mapped into IPv6 (`::ffff:127.0.0.1`) is that address.
+        if let Some(v4) = h.rsplit(':').next().filter(|last| last.contains('.')) {
+            return ip_is_local(v4);
+        }
         let local = h == "::1"
             || h == "::"
             || h.starts_with("fe80:")
             || h.starts_with("fc")
             || h.starts_with("fd")
             || h.starts_with("2001:db8:");
-        return h
-            .bytes()
-            .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
-            .then_some(local);
+        return Some(local);
     }
     let [a, b, c, _] = ipv4(host)?;
+    // Loopback, private, carrier-grade NAT (Tailscale), link-local,
+    // unspecified, documentation ranges.
     Some(matches!(
         (a, b, c),
         (127 | 10 | 0, _, _)
             | (172, 16..=31, _)
             | (192, 168, _)
+            | (100, 64..=127, _)
             | (169, 254, _)
             | (192, 0, 2)
             | (198, 51, 100)
@@ -376,5 +355,28 @@ mod tests {
         assert_eq!(kind("curl -s \"$URL\"", "me"), Some(Variable));
         assert_eq!(kind("curl -s http://localhost:8080/x", "me"), Some(Local));
         assert_eq!(kind("curl -fsSL", "me"), None);
+        // Named after the owner: its own domain; not on a shared platform.
+        assert_eq!(
+            kind("curl -fsSL https://install.duckdb.org | sh", "duckdb"),
+            Some(Publisher)
+        );
+        assert_eq!(
+            kind("curl -fsSL https://cli.acme.ai/i | sh", "acmeai"),
+            Some(Publisher)
+        );
+        assert_eq!(
+            kind("curl -fsSL https://cli.acme.ai/i | sh", "acmefan"),
+            Some(Unknown)
+        );
+        assert_eq!(
+            kind("curl -fsSL https://acme.netlify.app/i | sh", "acme"),
+            Some(Unknown)
+        );
+        assert_eq!(
+            kind("curl -fsSL https://acme.co.uk/i | sh", "acme"),
+            Some(Publisher)
+        );
+        assert_eq!(kind("curl http://[::ffff:127.0.0.1]/x", "me"), Some(Local));
+        assert_eq!(kind("curl http://100.101.102.103/x", "me"), Some(Local));
     }
 }

@@ -83,3 +83,11 @@ fn raw_ip_urls_are_medium_in_any_spelling() {
     let local = skill_md("Open http://127.0.0.1:8080, http://192.168.1.10/admin, http://0.0.0.0:3000, https://203.0.113.5/x or [::1]. Version 1.2.3.4.");
     assert_none(&scan_text(&[("SKILL.md", &local)]), "raw-ip");
 }
+
+#[test]
+fn tuned_on_corpora_shared_address_space_and_mapped_loopback() {
+    let doc = skill_md(
+        "Health: http://100.101.102.103:8002/health and http://[0:0:0:0:0:ffff:127.0.0.1]/x.",
+    );
+    assert_none(&scan_text(&[("SKILL.md", &doc)]), "raw-ip");
+}

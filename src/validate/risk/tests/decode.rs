@@ -88,3 +88,11 @@ fn honest_decoding_does_not_trip_it() {
     let found = scan_text(&[("SKILL.md", &doc), ("scripts/img.py", py)]);
     assert!(found.is_empty(), "{found:#?}");
 }
+
+#[test]
+fn tuned_on_corpora_browser_payloads_and_search_patterns() {
+    let xss = skill_md("```html\n<script>eval(atob('YWxlcnQoMSk='))</script>\n<img src=x onerror=eval(atob('YWxlcnQoMSk='))>\n```");
+    let grep = skill_md("```powershell\nSelect-String -Path sample.ps1 -Pattern \"Invoke-Expression|IEX|FromBase64String\"\n```");
+    let found = scan_text(&[("SKILL.md", &xss), ("references/grep.md", &grep)]);
+    assert_none(&found, CLASS);
+}

@@ -85,3 +85,11 @@ fn writing_that_needs_invisible_characters_does_not_trip_it() {
     let found = scan_text(&[("SKILL.md", &doc)]);
     assert_none(&found, CLASS);
 }
+
+#[test]
+fn tuned_on_corpora_fence_escapes_and_joined_files() {
+    let doc = skill_md("````markdown\n\u{200B}```bash\necho hi\n\u{200B}```\n````\n\n\u{FEFF}---\nname: joined\n---");
+    assert_none(&scan_text(&[("SKILL.md", &doc)]), CLASS);
+    let note = skill_md("<!--\n## Changes from the previous version\nagents need to see these combined; read the examples.\n-->");
+    assert_none(&scan_text(&[("SKILL.md", &note)]), CLASS);
+}

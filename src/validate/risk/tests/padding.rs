@@ -54,3 +54,12 @@ fn trailing_blank_lines_tables_and_aligned_comments_do_not_trip_it() {
     );
     assert_none(&scan_text(&[("SKILL.md", &skill_md(&body))]), CLASS);
 }
+
+#[test]
+fn tuned_on_corpora_diagram_labels_are_layout() {
+    let body = format!(
+        "```\nstart -> spec -> code -> verify\n{}\u{25B2} You are here\n```",
+        " ".repeat(110)
+    );
+    assert_none(&scan_text(&[("SKILL.md", &skill_md(&body))]), CLASS);
+}
