@@ -127,6 +127,37 @@ fn forbidden(text: &Text<'_>, at: usize) -> bool {
     NEVER.is_match(text.raw[line.start..at].as_bytes())
 }
 
+/// Stores whose very name is a read (`security dump-keychain`).
+static SELF_READING: LazyLock<Regex> =
+    LazyLock::new(|| build(r"(?i:dump-keychain|browser_cookie3)"));
+
+/// A pattern's source (`\.ssh`, `.*`, `\s+`, `(?i)`), or text only
+/// printed: a line that names a store without reading it.
+static NOT_A_READ: LazyLock<Regex> = LazyLock::new(|| {
+    build(
+        r#"\\[.sbdwS]|\.\*|\(\?[:i]|\[\^|^[ \t]*(?:echo|printf|print|puts|console\.log|Write-Host|logger\.\w+)\b(?:[^$`]|\$[^(])*$"#,
+    )
+});
+
+fn not_a_read(line: &str) -> bool {
+    NOT_A_READ.is_match(line.as_bytes())
+}
+
+/// Whether the name at byte `at` of `line` is an item of a list, set or
+/// map literal (a scanner's list of sensitive paths): inside an open `[`
+/// or `{`, on a line that is one quoted item, or a quoted item followed
+/// by `,` or `:`.
+fn listed(line: &str, at: usize) -> bool {
+    let before = &line[..at];
+    let open = |o: char, c: char| before.matches(o).count() > before.matches(c).count();
+    if open('[', ']') || open('{', '}') || line.trim_start().starts_with(['"', '\'']) {
+        return true;
+    }
+    let after = &line[at..];
+    let close = after.find(['"', '\'']).map(|i| &after[i + 1..]);
+    close.is_some_and(|rest| rest.trim_start().starts_with([',', ':', ']', '}']))
+}
+
 /// One credential source found in a text.
 struct Source {
     at: usize,
@@ -142,9 +173,24 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
     let norm = text.norm.as_bytes();
     let mut out = Vec::new();
     let in_code = |at: usize| text.in_code(at);
-    for m in STORES.find_iter(norm).chain(ENV_DUMP.find_iter(norm)) {
+    for m in STORES.find_iter(norm) {
         let at = text.to_raw(m.start());
-        if in_code(at) {
+        let line = &text.raw[text.line_at(at)];
+        let reads_itself = SELF_READING.is_match(m.as_bytes());
+        let within = at - text.line_at(at).start;
+        let named = reads_itself || READS.is_match(line.as_bytes()) || !listed(line, within);
+        if in_code(at) && named && !not_a_read(line) {
+            out.push(Source {
+                at,
+                same_line_only: false,
+                services: &[],
+            });
+        }
+    }
+    for m in ENV_DUMP.find_iter(norm) {
+        let at = text.to_raw(m.start());
+        let line = &text.raw[text.line_at(at)];
+        if in_code(at) && !not_a_read(line) && !listed(line, at - text.line_at(at).start) {
             out.push(Source {
                 at,
                 same_line_only: false,
@@ -158,7 +204,7 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
         }
         let at = text.to_raw(m.start());
         let line = &text.raw[text.line_at(at)];
-        if in_code(at) && READS.is_match(line.as_bytes()) {
+        if in_code(at) && READS.is_match(line.as_bytes()) && !not_a_read(line) {
             let matched = String::from_utf8_lossy(m.as_bytes());
             let services = SERVICES
                 .iter()

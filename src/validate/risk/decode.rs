@@ -1,7 +1,7 @@
 //! Encoded payloads: base64 (also split across quoted literals), base85,
 //! hex and `\x` escapes, and text spelled in Unicode tag characters. Each
 //! is decoded, and kept when it decodes to text, for the engine to scan
-//! again; and decoding split from evaluating within one script.
+//! again.
 
 use std::sync::LazyLock;
 
@@ -11,9 +11,7 @@ use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use regex::bytes::{Regex, RegexBuilder};
 
-use super::hit::{Context, Hit};
-use super::mention::browser_markup;
-use super::text::{Kind, Text};
+use super::text::Text;
 use super::unicode::tag_ascii;
 
 /// A payload decoded from a text.
@@ -49,26 +47,6 @@ static ESCAPES: LazyLock<Regex> = LazyLock::new(|| build(r"(?:\\x[0-9a-fA-F]{2})
 static HEX_RUN: LazyLock<Regex> = LazyLock::new(|| build(r"\b[0-9a-fA-F]{24,}\b"));
 static BASE85_ARG: LazyLock<Regex> =
     LazyLock::new(|| build(r#"\b(a85|b85)decode[ \t]*\([ \t]*b?["']([^"'\n]{10,})["']"#));
-
-/// A line that searches for such calls (a grep pattern, a regex) rather
-/// than makes them.
-static SEARCH: LazyLock<Regex> = LazyLock::new(|| {
-    build(
-        r"\b(?:grep|egrep|rg|Select-String|findstr|re\.(?:compile|search|match|findall)|RegExp)\b",
-    )
-});
-
-/// A decoding call, and a string evaluated, for [`decode_then_eval`].
-static DECODE_CALL: LazyLock<Regex> = LazyLock::new(|| {
-    build(
-        r#"\b(?:b64decode|b85decode|a85decode|b32decode|unhexlify|fromhex|atob|FromBase64String|base64_decode|decode64|decode_base64)\b|Buffer\.from\([^)\n]*["'](?:base64|hex)["']|\bbase64[ \t]+(?:-d|-D|--decode)\b"#,
-    )
-});
-static EVAL_SINK: LazyLock<Regex> = LazyLock::new(|| {
-    build(
-        r#"(?:^|[^.\w\n])(?:exec|eval)[ \t]*\(|\bnew[ \t]+Function[ \t]*\(|(?i:\b(?:iex|invoke-expression)\b)|\beval[ \t]+["'$]"#,
-    )
-});
 
 const STANDARD: GeneralPurpose = GeneralPurpose::new(
     &alphabet::STANDARD,
@@ -303,37 +281,6 @@ fn tag_payloads(text: &Text<'_>, out: &mut Vec<Payload>) {
             }
         }
     }
-}
-
-/// A script (or code block) that decodes a payload and evaluates a string
-/// elsewhere in it.
-pub fn decode_then_eval(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
-    if !matches!(text.kind, Kind::Script | Kind::Markdown) {
-        return Vec::new();
-    }
-    let norm = text.norm.as_bytes();
-    let decodes: Vec<usize> = DECODE_CALL
-        .find_iter(norm)
-        .map(|m| text.to_raw(m.start()))
-        .filter(|&at| text.in_code(at))
-        .collect();
-    if decodes.is_empty() {
-        return Vec::new();
-    }
-    EVAL_SINK
-        .find_iter(norm)
-        .map(|m| text.to_raw(m.start()))
-        .filter(|&at| {
-            let line = &text.raw[text.line_at(at)];
-            text.in_code(at) && !browser_markup(line) && !SEARCH.is_match(line.as_bytes())
-        })
-        .filter_map(|at| {
-            let segment = text.segment(at);
-            let decode = decodes.iter().find(|d| segment.contains(d))?;
-            Some(Hit::at(at).note(format!("decoded at line {}", text.line_of(*decode))))
-        })
-        .take(4)
-        .collect()
 }
 
 #[cfg(test)]

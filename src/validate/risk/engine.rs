@@ -13,7 +13,7 @@ use super::hit::{Context, FileHit, Hit};
 use super::hosts::{self, HostKind};
 use super::rules::{expand, Matcher, Mention, Rule, RULES};
 use super::text::{excerpt, floor_char, Kind, Text};
-use super::{decode, mention, Class, RiskFinding, Severity, SkillFiles};
+use super::{context, decode, mention, Class, RiskFinding, Severity, SkillFiles};
 
 /// How many decodings deep payloads are scanned (a payload inside a
 /// payload is scanned; one inside that is not).
@@ -63,6 +63,8 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 #[derive(Clone)]
 struct Origin<'a> {
     file: &'a str,
+    /// What the shipped file is.
+    kind: Kind,
     /// The line of the shipped file and how the payload was encoded
     /// (`base64`, `base64 in hex`...).
     decoded: Option<(u32, String)>,
@@ -144,6 +146,7 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
             let text = Text::new(&raw, Kind::of(file.path, head));
             let origin = Origin {
                 file: file.path,
+                kind: text.kind,
                 decoded: None,
             };
             scan_text(&text, &Context { owner, depth: 0 }, &origin, &mut found);
@@ -218,16 +221,16 @@ fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found:
                     }
                     // A bad example marked as one, or one quoted on a line
                     // about detection, is kept at info.
-                    let nearby = &text.raw[nearby_start(text, line.start)..line.start];
+                    let nearby = &text.raw[context::nearby_start(text, line.start)..line.start];
                     if previous_line(text, line.start).is_some_and(mention::bad_example)
-                        || mention::quoted(within, at - line.start, nearby)
+                        || mention::quoted_documented(within, at - line.start, nearby)
                     {
                         severity = Severity::Info;
                     }
                 }
                 Mention::Quoted | Mention::Browser => {
                     let prefix = &within[..at - line.start];
-                    let nearby = &text.raw[nearby_start(text, line.start)..line.start];
+                    let nearby = &text.raw[context::nearby_start(text, line.start)..line.start];
                     if mention::negated(prefix)
                         || mention::described(prefix)
                         || mention::quoted(within, at - line.start, nearby)
@@ -262,6 +265,7 @@ fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found:
             };
             let nested = Origin {
                 file: origin.file,
+                kind: origin.kind,
                 decoded: Some((line, how)),
             };
             scan_text(
@@ -286,6 +290,21 @@ fn report(
     severity: Severity,
     hit: &Hit,
 ) {
+    // A decoded payload is never documentation; a phrase decoded from a
+    // program's string is still the program's data.
+    let (severity, why_changed) = match origin.decoded {
+        None => context::adjust(text, rule, severity, hit.at),
+        Some(_) => context::in_program(origin.kind, rule, severity),
+    };
+    let note = match (&hit.note, why_changed) {
+        (Some(n), Some(c)) => Some(format!("{n}; {c}")),
+        (None, Some(c)) => Some(c.to_string()),
+        (n, None) => n.clone(),
+    };
+    let hit = &Hit {
+        note,
+        ..hit.clone()
+    };
     let shown = hit.excerpt.clone().unwrap_or_else(|| text.excerpt(hit.at));
     match &origin.decoded {
         None => found.push(
@@ -305,18 +324,6 @@ fn report(
             found.push(rule, origin.file, Some(*line), severity, shown, Some(note));
         }
     }
-}
-
-/// Where the three lines before the one starting at `start` begin.
-fn nearby_start(text: &Text<'_>, start: usize) -> usize {
-    let mut at = start;
-    for _ in 0..3 {
-        if at == 0 {
-            break;
-        }
-        at = text.line_at(at - 1).start;
-    }
-    at
 }
 
 /// The line before the one starting at `start`, if any.

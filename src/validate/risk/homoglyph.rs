@@ -5,7 +5,7 @@
 //! a Latin command with one Cyrillic letter is a spoof.
 
 use super::hit::{Context, Hit};
-use super::text::{excerpt, mixed_words, Text};
+use super::text::{excerpt, mixed_words, Kind, Text};
 use super::unicode::latin_lookalike;
 
 /// Two-letter commands a single lookalike letter can spoof.
@@ -37,7 +37,8 @@ fn mixed(text: &Text<'_>, code: bool) -> Vec<Hit> {
     }
     mixed_words(text.raw)
         .into_iter()
-        .filter(|w| text.in_code(w.start) == code)
+        // Configuration values are data, read with prose's bar.
+        .filter(|w| (text.in_code(w.start) && text.kind != Kind::Config) == code)
         .filter(|w| {
             let (latin, other) = counts(&text.raw[w.clone()]);
             // A tie counts only for a short command spelled with one

@@ -36,8 +36,31 @@ static BROWSER: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A match that describes asking someone, or a mode (`auto-approve`).
 static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)(?:\bauto-|\b(?:ask|asking|asks|prompt|prompting|prompts|require|requiring|requires)\s+(?:the\s+)?(?:user|human|you|agent|assistant|model|claude|ai)\s+to\s+["'`\x{201C}]?)$"#).expect("described pattern")
+    Regex::new(r#"(?i)(?:\bauto-|(?:`-{1,2}[\w-]+`[,\s]*)+[:|\-\x{2013}\x{2014}]\s*$|\b(?:ask|asking|asks|prompt|prompting|prompts|require|requiring|requires)\s+(?:the\s+)?(?:user|human|you|agent|assistant|model|claude|ai)\s+to\s+["'`\x{201C}]?)$"#).expect("described pattern")
 });
+
+/// Words of documentation about attacks and their detection.
+static DOCUMENTED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:detection|detectors?|malicious|malware|attacks?|attackers?|exfiltrat\w*|steal\w*|threats?|red[ -]flags?|iocs?|indicators?\s+of\s+compromise|prompt[ -]injections?|injection\s+(?:attacks?|patterns?)|jailbreak\w*|homoglyph\w*|lookalike|spoof\w*|phishing|vulnerab\w*|exploit\w*|obfuscat\w*|pentest\w*|penetration\s+test\w*|red[ -]team\w*|suspicious|blocklist|denylist|forensic\w*|trojan\w*|backdoors?)\b|检测|攻击|恶意|注入|威胁|漏洞|窃取|钓鱼|混淆").expect("documented pattern")
+});
+
+/// Whether `context` (a line, the lines before it, its heading) is
+/// documentation about attacks or detecting them.
+pub fn documented(context: &str) -> bool {
+    DOCUMENTED.is_match(context)
+}
+
+/// Whether the match at byte `at` of `line` is quoted with documentation
+/// about attacks on the line or in `nearby` (a stricter [`quoted`], for
+/// commands: "like", "e.g." or "detect the platform" do not make an
+/// installer an example).
+pub fn quoted_documented(line: &str, at: usize, nearby: &str) -> bool {
+    let before: String = line[..at].chars().rev().take(3).collect();
+    before
+        .chars()
+        .any(|c| matches!(c, '"' | '\'' | '`' | '\u{201C}' | '\u{2018}'))
+        && (documented(line) || documented(nearby))
+}
 
 /// Whether `line` is markup a browser runs.
 pub fn browser_markup(line: &str) -> bool {

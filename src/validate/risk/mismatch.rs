@@ -12,12 +12,13 @@ use regex::Regex;
 
 use super::hit::FileHit;
 use super::markdown::{layout, Block};
-use super::text::excerpt;
+use super::text::{excerpt, Kind};
 use super::{SkillFile, SkillFiles};
 
-/// An intro line that says how to run the file, not what it holds.
+/// An intro line that says how to run the file or what to change in it,
+/// not what it holds.
 static RUN_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:run|runs|running|execute|call|invoke|usage|use|using|with|example|examples|before|after|output|install|pass|test)\b").expect("run words")
+    Regex::new(r"(?i)\b(?:run|runs|running|execute|call|invoke|usage|use|using|with|example|examples|before|after|output|install|pass|test|edit|modify|change|update|add|set|configure|replace|append|insert|customi[sz]e|adjust)\b").expect("run words")
 });
 /// An intro line that presents contents.
 static CONTENT_WORDS: LazyLock<Regex> = LazyLock::new(|| {
@@ -144,13 +145,23 @@ fn departure(shown: &[&str], file: &[&str]) -> Option<usize> {
         }
         return None;
     }
-    Some(
-        shown
-            .iter()
-            .zip(file)
-            .position(|(a, b)| a != b)
-            .unwrap_or(shown.len().min(file.len())),
-    )
+    let first_difference = shown
+        .iter()
+        .zip(file)
+        .position(|(a, b)| a != b)
+        .unwrap_or(shown.len().min(file.len()));
+    // A block that starts like a whole script (a shebang) claims to be
+    // the file; any other block whose lines are all in the file, in
+    // order, is an excerpt of it.
+    if !shown.first().is_some_and(|l| l.starts_with("#!")) {
+        let mut rest = file.iter();
+        if shown.iter().all(|line| rest.any(|f| f == line)) {
+            return None;
+        }
+        let mut rest = file.iter();
+        return shown.iter().position(|line| !rest.any(|f| f == line));
+    }
+    Some(first_difference)
 }
 
 /// Code blocks of `SKILL.md` that show a shipped file and differ from it.
@@ -165,7 +176,16 @@ pub fn shown_differs(skill: &SkillFiles<'_>) -> Vec<FileHit> {
         .files
         .iter()
         .enumerate()
-        .filter(|(i, f)| *i != md_index && !f.path.ends_with(".md"))
+        // Scripts: what runs. A config or data file shown as an example of
+        // its format is not the file's logic.
+        .filter(|(i, f)| {
+            *i != md_index
+                && (f.executable
+                    || Kind::of(
+                        f.path,
+                        std::str::from_utf8(&f.bytes[..f.bytes.len().min(2)]).unwrap_or(""),
+                    ) == Kind::Script)
+        })
         .filter_map(|(i, f): (usize, &SkillFile<'_>)| {
             Some((i, f.path, std::str::from_utf8(f.bytes).ok()?))
         })

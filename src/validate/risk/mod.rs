@@ -16,7 +16,8 @@
 //! |---|---|
 //! | [`credentials`] | a credential store read, and sent, in one script or code block |
 //! | [`download`] | a file downloaded, then made executable or run |
-//! | [`decode`] | base64, base85 and hex payloads, decoded and scanned again; decoding split from running |
+//! | [`decode`] | base64, base85, hex and tag-character payloads, decoded and scanned again |
+//! | [`taint`] | decoding split from running, followed through variables |
 //! | [`hidden`] | invisible characters and HTML comments that address the agent |
 //! | [`hooks`] | hook configs that run commands at session start or on agent events |
 //! | [`homoglyph`] | Latin words and hosts written with lookalike letters |
@@ -25,10 +26,13 @@
 //! | [`mismatch`] | a script shown in `SKILL.md` that differs from the file shipped |
 //! | [`hosts`] | where a fetch goes: the publisher's own domain, a known installer, an IP... |
 //!
-//! [`engine`] runs the table over a skill; [`text`], [`markdown`],
-//! [`unicode`] and [`mention`] are what the rules read text with.
+//! [`engine`] runs the table over a skill, and [`context`] reads what
+//! surrounds a hit (an example in documentation about attacks is `info`);
+//! [`text`], [`markdown`], [`unicode`] and [`mention`] are what the rules
+//! read text with.
 
 mod binary;
+mod context;
 mod credentials;
 mod decode;
 mod download;
@@ -43,6 +47,7 @@ mod mention;
 mod mismatch;
 mod padding;
 pub mod rules;
+mod taint;
 mod text;
 mod unicode;
 

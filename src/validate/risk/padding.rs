@@ -20,7 +20,13 @@ pub fn blank_lines(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
         if line.chars().all(is_blank) {
             blank += 1;
         } else {
-            if blank >= BLANK_LINES {
+            let comment = text.kind == Kind::Script
+                && line
+                    .trim_start()
+                    .trim_start_matches(';')
+                    .starts_with(['#', '/', '*'])
+                && !line.trim_start().starts_with("#!");
+            if blank >= BLANK_LINES && !comment {
                 out.push(Hit::at(offset).note(format!("after {blank} blank lines")));
             }
             blank = 0;

@@ -11,7 +11,7 @@
 use super::hit::{Context, FileHit, Hit};
 use super::hosts::HostKind;
 use super::text::Text;
-use super::{binary, credentials, decode, download, hidden, homoglyph, hooks, mismatch, padding};
+use super::{binary, credentials, download, hidden, homoglyph, hooks, mismatch, padding, taint};
 use super::{Class, Severity, SkillFile, SkillFiles};
 
 /// One rule.
@@ -58,6 +58,8 @@ pub enum Mention {
     Negated,
     /// When a negation leads straight into it, or it is quoted near text
     /// about detecting such things (within the line or the three before).
+    /// For phrases addressed to the agent: in a script or config file they
+    /// are a program's data, kept at `info`.
     Quoted,
     /// As `Quoted`, and when the line is markup a browser runs (`<script>`,
     /// `onerror=`): an XSS example runs in a page, not on the user's machine.
@@ -127,14 +129,14 @@ pub static RULES: &[Rule] = &[
         matcher: Matcher::Pattern { regex: r"(?i:\b(?:iex|invoke-expression)\b[^\n]{0,200}?\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloadfile|net\.webclient)\b)", mention: Mention::Negated } },
     Rule { id: "download-execute/eval-of-fetch", class: Class::DownloadExecute, severity: Severity::High, by_host: None,
         why: "a program evaluates code it fetched (`exec(urlopen(...).read())`, `eval(await fetch(...))`): whatever the server sends runs",
-        matcher: Matcher::Pattern { regex: r"\b(?:exec|eval)[ \t]*\([^\n]{0,80}?\b(?:urlopen|requests\.get|httpx\.get|fetch|axios\.get|file_get_contents|URI\.open|urllib\.request)\b", mention: Mention::Never } },
+        matcher: Matcher::Pattern { regex: r"\b(?:exec|eval)[ \t]*\([^\n]{0,80}?\b(?:urlopen|requests\.get|httpx\.get|fetch|axios\.get|file_get_contents|URI\.open|urllib\.request\.urlopen)[ \t]*\([ \t]*[^)\s]", mention: Mention::Never } },
     Rule { id: "download-execute/download-then-run", class: Class::DownloadExecute, severity: Severity::High, by_host: Some(FETCHED),
         why: "downloads a file, then makes it executable or runs it: a program nobody reviewed, fetched at run time",
         matcher: Matcher::Text(download::download_then_run) },
     // -- decode-execute
     Rule { id: "decode-execute/decode-pipe", class: Class::DecodeExecute, severity: Severity::Critical, by_host: None,
         why: "decodes an encoded payload and pipes it into an interpreter: the encoding exists to hide what runs",
-        matcher: Matcher::Pattern { regex: r"{DECODE}[^\n|]*(?:\|[^\n|]*){0,2}?\|{RUN}", mention: Mention::Negated } },
+        matcher: Matcher::Pattern { regex: r"(?:\b(?:echo|printf|cat|curl|wget|head|tail|tr|rev|sed|awk|jq|gunzip|zcat)\b[^\n|]*\|[ \t]*{DECODE}|{DECODE}(?:[ \t]+-\S+)*[ \t]+(?:<<<[ \t]*)?[^\s|\\-])[^\n|]*(?:\|[^\n|]*){0,2}?\|{RUN}", mention: Mention::Negated } },
     Rule { id: "decode-execute/shell-of-decoded", class: Class::DecodeExecute, severity: Severity::Critical, by_host: None,
         why: "runs the output of a decoder as a program (`eval \"$(echo ... | base64 -d)\"`): the encoding exists to hide what runs",
         matcher: Matcher::Pattern { regex: r#"\b(?:{SH}|source|eval|exec|python[0-9.]*|node|perl)[ \t]+(?:-[a-zA-Z]+[ \t]+)*["']?(?:\$\(|`|<\(|<<<[ \t]*["']?\$\()[^\n]*?(?:{DECODE}|\bb64decode\b)"#, mention: Mention::Negated } },
@@ -143,7 +145,7 @@ pub static RULES: &[Rule] = &[
         matcher: Matcher::Pattern { regex: r#"\b(?:exec|eval)[ \t]*\([ \t]*(?:compile[ \t]*\([ \t]*)?(?:__import__[ \t]*\([ \t]*['"](?:base64|zlib|codecs|marshal|binascii|lzma|bz2|gzip)['"][ \t]*\)|(?:base64|zlib|codecs|marshal|binascii|lzma|bz2|gzip|pickle)[ \t]*\.|(?:bytes|bytearray)\.fromhex\b|b(?:64|32|85|16)decode\b|a85decode\b|unhexlify\b|decompress\b)|\b(?:eval|Function|setTimeout|setInterval)[ \t]*\([ \t]*(?:atob|Buffer\.from|unescape|decodeURIComponent|String\.fromCharCode)[ \t]*\(|\bnew[ \t]+Function[ \t]*\([^\n]{0,40}\batob[ \t]*\(|\b(?:eval|assert)[ \t]*\([ \t]*(?:base64_decode|gzinflate|gzuncompress|str_rot13|hex2bin|gzdecode)[ \t]*\(|\beval[ \t]*\(?[ \t]*(?:Base64\.decode64|decode_base64)|(?i:\b(?:iex|invoke-expression)\b[^\n]{0,200}?frombase64string|frombase64string[^\n]{0,200}?\|[ \t]*(?:iex|invoke-expression)\b)|(?i:\b(?:powershell|pwsh)(?:\.exe)?\b[^\n]{0,80}?[ \t]-(?:e|ec|en|enc|enco|encodedcommand)[ \t]+[A-Za-z0-9+/]{16,})"#, mention: Mention::Browser } },
     Rule { id: "decode-execute/decode-then-eval", class: Class::DecodeExecute, severity: Severity::High, by_host: None,
         why: "decodes a payload and, in the same script, evaluates a string (`exec`, `eval`, `Invoke-Expression`): decoding and running split apart to hide the link",
-        matcher: Matcher::Text(decode::decode_then_eval) },
+        matcher: Matcher::Text(taint::decode_then_eval) },
     // -- homoglyph
     Rule { id: "homoglyph/lookalike-host", class: Class::Homoglyph, severity: Severity::High, by_host: None,
         why: "a URL's host is written with letters from another script that look Latin: it reads as one site and resolves to another",

@@ -133,7 +133,10 @@ impl<'a> Text<'a> {
     /// script, a Markdown code block, else the line.
     pub fn segment(&self, i: usize) -> Range<usize> {
         match self.kind {
-            Kind::Script | Kind::Config => 0..self.raw.len(),
+            Kind::Script => 0..self.raw.len(),
+            // A config's entries are independent (one hook command per
+            // line); the file is not one program.
+            Kind::Config => self.line_at(i),
             Kind::Markdown => self
                 .layout
                 .code_region(i)
@@ -147,6 +150,13 @@ impl<'a> Text<'a> {
         let spans = &self.layout.inline;
         let k = spans.partition_point(|r| r.end <= i);
         spans.get(k).filter(|r| r.start <= i).map(|r| r.start)
+    }
+
+    /// Where the inline code span holding offset `i` ends, if one does.
+    pub fn inline_end(&self, i: usize) -> Option<usize> {
+        let spans = &self.layout.inline;
+        let k = spans.partition_point(|r| r.end <= i);
+        spans.get(k).filter(|r| r.start <= i).map(|r| r.end)
     }
 
     /// A short excerpt of the line holding `raw[at..]`, safe to print.

@@ -62,3 +62,30 @@ fn copies_excerpts_and_usage_blocks_do_not_trip_it() {
         );
     }
 }
+
+#[test]
+fn tuned_on_corpora_config_examples_and_excerpts() {
+    let config = skill_md("Configuration lives in `references/devices.yaml`:\n\n```yaml\ndevices:\n  desktop:\n    mac: \"AA:BB:CC:DD:EE:FF\"\n```");
+    let shipped = "devices:\n  office:\n    mac: \"12:34:56:78:9A:BC\"\n";
+    assert_none(
+        &scan_text(&[("SKILL.md", &config), ("references/devices.yaml", shipped)]),
+        CLASS,
+    );
+    let excerpt = skill_md(
+        "The heart of `setup.sh`:\n\n```bash\npip install -r requirements.txt\necho done\n```",
+    );
+    assert_none(
+        &scan_text(&[("SKILL.md", &excerpt), ("scripts/setup.sh", SHOWN)]),
+        CLASS,
+    );
+    let changed = skill_md(
+        "The heart of `setup.sh`:\n\n```bash\npip install -r requirements.txt\necho all good\n```",
+    );
+    assert_eq!(
+        level(
+            &scan_text(&[("SKILL.md", &changed), ("scripts/setup.sh", SHOWN)]),
+            CLASS
+        ),
+        Some(Medium)
+    );
+}
