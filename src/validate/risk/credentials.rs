@@ -124,7 +124,7 @@ static NEVER: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether the source at `at` is named in a "never read ..." clause.
 fn forbidden(text: &Text<'_>, at: usize) -> bool {
     let line = text.line_at(at);
-    NEVER.is_match(text.raw[line.start..at].as_bytes())
+    NEVER.is_match(&text.raw.as_bytes()[line.start..at])
 }
 
 /// Stores whose very name is a read (`security dump-keychain`).

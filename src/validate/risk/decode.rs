@@ -66,7 +66,7 @@ const URL_SAFE: GeneralPurpose = GeneralPurpose::new(
 fn as_text(bytes: Vec<u8>) -> Option<String> {
     // PowerShell's `-EncodedCommand` is UTF-16LE.
     let utf16 = bytes.len() >= 16
-        && bytes.len() % 2 == 0
+        && bytes.len().is_multiple_of(2)
         && bytes.iter().skip(1).step_by(2).all(|&b| b == 0);
     let text = if utf16 {
         let units: Vec<u16> = bytes

@@ -47,8 +47,8 @@ fn output_of(line: &str) -> Option<(String, String)> {
             .unwrap_or("")
             .to_string()
     };
-    let curl = tokens.iter().any(|t| *t == "curl");
-    let wget = tokens.iter().any(|t| *t == "wget");
+    let curl = tokens.contains(&"curl");
+    let wget = tokens.contains(&"wget");
     let mut name = None;
     for (i, t) in tokens.iter().enumerate() {
         let next = tokens.get(i + 1).map(|s| s.to_string());

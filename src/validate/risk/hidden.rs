@@ -116,7 +116,7 @@ fn categorize(
     if line_start && (only(&[ByteOrderMark]) || matches!(after, Some('`' | '~'))) {
         return None;
     }
-    if only(&[SoftHyphen]) && !in_code {
+    if only(&[SoftHyphen]) && !(in_code && text.kind != Kind::Config) {
         return None;
     }
     let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());

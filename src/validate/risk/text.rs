@@ -204,9 +204,10 @@ fn normalize(raw: &str) -> (Cow<'_, str>, Vec<u32>) {
         let in_mixed = words.peek().is_some_and(|w| w.start <= i);
         let c = if invisible(c).is_some() {
             continue;
-        } else if c == '\\' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
-            ' '
-        } else if c == '\n' && raw[..i].ends_with('\\') {
+        } else if (c == '\\' && chars.peek().is_some_and(|&(_, n)| n == '\n'))
+            || (c == '\n' && raw[..i].ends_with('\\'))
+        {
+            // A continued line joins the next: `\` and its newline become spaces.
             ' '
         } else if in_mixed {
             latin_lookalike(c).unwrap_or(c)
