@@ -14,22 +14,22 @@
 //!
 //! | module | reads |
 //! |---|---|
-//! | [`credentials`] | a credential store read, and sent, in one script or code block |
-//! | [`download`] | a file downloaded, then made executable or run |
-//! | [`decode`] | base64, base85, hex and tag-character payloads, decoded and scanned again |
-//! | [`taint`] | decoding split from running, followed through variables |
-//! | [`hidden`] | invisible characters and HTML comments that address the agent |
-//! | [`hooks`] | hook configs that run commands at session start or on agent events |
-//! | [`homoglyph`] | Latin words and hosts written with lookalike letters |
-//! | [`padding`] | a payload pushed out of sight by blank lines or spaces |
-//! | [`binary`] | compiled code, native executables, encrypted archives |
-//! | [`mismatch`] | a script shown in `SKILL.md` that differs from the file shipped |
+//! | `credentials` | a credential store read, and sent, in one script or code block |
+//! | `download` | a file downloaded, then made executable or run |
+//! | `decode` | base64, base85, hex and tag-character payloads, decoded and scanned again |
+//! | `taint` | decoding split from running, followed through variables |
+//! | `hidden` | invisible characters and HTML comments that address the agent |
+//! | `hooks` | hook configs that run commands at session start or on agent events |
+//! | `homoglyph` | Latin words and hosts written with lookalike letters |
+//! | `padding` | a payload pushed out of sight by blank lines or spaces |
+//! | `binary` | compiled code, native executables, encrypted archives |
+//! | `mismatch` | a script shown in `SKILL.md` that differs from the file shipped |
 //! | [`hosts`] | where a fetch goes: the publisher's own domain, a known installer, an IP... |
 //!
-//! [`engine`] runs the table over a skill, and [`context`] reads what
+//! `engine` runs the table over a skill, and `context` reads what
 //! surrounds a hit (an example in documentation about attacks is `info`);
-//! [`text`], [`markdown`], [`unicode`] and [`mention`] are what the rules
-//! read text with.
+//! `text`, `markdown`, `unicode` and `mention` are what the rules
+//! read text with, and `hit` what a check reports.
 
 mod binary;
 mod context;

@@ -4,7 +4,7 @@
 //!
 //! Patterns are `regex` byte patterns with ASCII classes and word
 //! boundaries, matched against a text's normalized form
-//! ([`super::text::Text::norm`]); `{FETCH}`, `{SH}`, `{RUN}` and
+//! (`Text::norm` in `text.rs`); `{FETCH}`, `{SH}`, `{RUN}` and
 //! `{DECODE}` stand for the shared pieces below. The `regex` crate runs
 //! them as finite automata: linear in the input whatever the pattern.
 
