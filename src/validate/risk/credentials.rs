@@ -158,6 +158,12 @@ fn listed(line: &str, at: usize) -> bool {
     close.is_some_and(|rest| rest.trim_start().starts_with([',', ':', ']', '}']))
 }
 
+/// Sources read per text, and sends: each is paired with the other's
+/// lines, so bounds keep a file that names a store or a POST ten thousand
+/// times (on one line, even) linear.
+const MAX_SOURCES: usize = 64;
+const MAX_SENDS: usize = 256;
+
 /// One credential source found in a text.
 struct Source {
     at: usize,
@@ -173,7 +179,7 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
     let norm = text.norm.as_bytes();
     let mut out = Vec::new();
     let in_code = |at: usize| text.in_code(at);
-    for m in STORES.find_iter(norm) {
+    for m in STORES.find_iter(norm).take(4 * MAX_SOURCES) {
         let at = text.to_raw(m.start());
         let line = &text.raw[text.line_at(at)];
         let reads_itself = SELF_READING.is_match(m.as_bytes());
@@ -187,7 +193,7 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
             });
         }
     }
-    for m in ENV_DUMP.find_iter(norm) {
+    for m in ENV_DUMP.find_iter(norm).take(4 * MAX_SOURCES) {
         let at = text.to_raw(m.start());
         let line = &text.raw[text.line_at(at)];
         if in_code(at) && !not_a_read(line) && !listed(line, at - text.line_at(at).start) {
@@ -198,7 +204,7 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
             });
         }
     }
-    for m in FILES.find_iter(norm) {
+    for m in FILES.find_iter(norm).take(4 * MAX_SOURCES) {
         if m.as_bytes().ends_with(b".pub") {
             continue;
         }
@@ -217,7 +223,7 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
             });
         }
     }
-    for m in DOTENV.find_iter(norm) {
+    for m in DOTENV.find_iter(norm).take(4 * MAX_SOURCES) {
         let at = text.to_raw(m.start());
         let line = &text.raw[text.line_at(at)];
         if READS.is_match(line.as_bytes()) || line.contains('|') {
@@ -230,6 +236,7 @@ fn sources(text: &Text<'_>) -> Vec<Source> {
     }
     out.retain(|s| !forbidden(text, s.at));
     out.sort_by_key(|s| s.at);
+    out.truncate(MAX_SOURCES);
     out
 }
 
@@ -252,6 +259,7 @@ fn url_hosts(text: &str) -> Vec<Target> {
 fn sends(text: &Text<'_>) -> Vec<usize> {
     SENDS
         .find_iter(text.norm.as_bytes())
+        .take(MAX_SENDS)
         .map(|m| text.to_raw(m.start()))
         .filter(|&at| {
             let hosts = url_hosts(&text.raw[text.line_at(at)]);

@@ -246,7 +246,9 @@ fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found:
     }
     for rule in RULES {
         if let Matcher::Text(check) = rule.matcher {
-            for hit in check(text, context) {
+            // Hits past the per-rule cap would be dropped anyway; reading
+            // their context costs time.
+            for hit in check(text, context).into_iter().take(4 * PER_RULE_AND_FILE) {
                 let severity = match (rule.by_host, hit.host) {
                     (Some(table), Some(kind)) => by_host(table, kind),
                     (Some(_), None) => continue,

@@ -35,6 +35,9 @@ struct Run {
     spelled: String,
 }
 
+/// Hits a check returns per text (the engine keeps fewer).
+const MAX_HITS: usize = 64;
+
 /// Runs at least this long are an encoding, not an accident.
 const LONG_RUN: usize = 3;
 
@@ -46,6 +49,9 @@ fn runs(text: &Text<'_>) -> Vec<Run> {
     let mut out = Vec::new();
     let mut chars = raw.char_indices().peekable();
     let mut before: Option<char> = None;
+    // Whether the current line has right-to-left letters, read once per
+    // line (a long line full of runs must not be read once per run).
+    let mut rtl: Option<(std::ops::Range<usize>, bool)> = None;
     while let Some((start, c)) = chars.next() {
         let Some(first) = invisible(c) else {
             before = Some(c);
@@ -60,7 +66,13 @@ fn runs(text: &Text<'_>) -> Vec<Run> {
             chars.next();
         }
         let after = chars.peek().map(|&(_, n)| n);
-        if let Some(category) = categorize(text, start, &kinds, before, after) {
+        let line = text.line_at(start);
+        if rtl.as_ref().is_none_or(|(range, _)| *range != line) {
+            let has_rtl = text.raw[line.clone()].chars().any(is_rtl);
+            rtl = Some((line, has_rtl));
+        }
+        let rtl_line = rtl.as_ref().is_some_and(|(_, has)| *has);
+        if let Some(category) = categorize(text, start, &kinds, (before, after), rtl_line) {
             out.push(Run {
                 start,
                 category,
@@ -75,14 +87,12 @@ fn categorize(
     text: &Text<'_>,
     start: usize,
     kinds: &[Invisible],
-    before: Option<char>,
-    after: Option<char>,
+    (before, after): (Option<char>, Option<char>),
+    rtl_line: bool,
 ) -> Option<Category> {
     use Invisible::*;
     let has = |k: Invisible| kinds.contains(&k);
     let only = |allowed: &[Invisible]| kinds.iter().all(|k| allowed.contains(k));
-    let line = &text.raw[text.line_at(start)];
-    let rtl_line = line.chars().any(is_rtl);
     let in_code = text.in_code(start);
     if has(Tag) {
         let flag = before == Some('\u{1F3F4}') && only(&[Tag]) && kinds.len() <= 7;
@@ -135,6 +145,7 @@ fn hits(text: &Text<'_>, category: Category) -> Vec<Hit> {
     runs(text)
         .into_iter()
         .filter(|r| r.category == category)
+        .take(MAX_HITS)
         .map(|r| {
             let hit = Hit::at(r.start);
             if r.spelled.is_empty() {

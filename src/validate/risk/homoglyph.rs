@@ -8,6 +8,9 @@ use super::hit::{Context, Hit};
 use super::text::{excerpt, mixed_words, Kind, Text};
 use super::unicode::latin_lookalike;
 
+/// Hits a check returns per text (the engine keeps fewer).
+const MAX_HITS: usize = 64;
+
 /// Two-letter commands a single lookalike letter can spoof.
 const SHORT_COMMANDS: &[&str] = &[
     "sh", "ls", "cp", "rm", "mv", "cd", "ln", "su", "id", "ps", "nc", "dd", "ip", "gh", "go",
@@ -49,6 +52,7 @@ fn mixed(text: &Text<'_>, code: bool) -> Vec<Hit> {
                 .collect();
             latin > other || (code && latin == other && SHORT_COMMANDS.contains(&folded.as_str()))
         })
+        .take(MAX_HITS)
         .map(|w| Hit::at(w.start).excerpt(shown(text, w.start)))
         .collect()
 }
@@ -93,6 +97,9 @@ pub fn lookalike_host(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
         });
         if spoofed {
             out.push(Hit::at(i + 3).excerpt(shown(text, i + 3)));
+            if out.len() >= MAX_HITS {
+                break;
+            }
         }
     }
     out
