@@ -11,6 +11,7 @@
 pub mod diagnostics;
 pub mod finding_lines;
 pub mod findings;
+pub mod risk;
 
 use std::collections::{BTreeMap, HashSet};
 

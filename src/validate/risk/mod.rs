@@ -1,0 +1,161 @@
+//! Static risk rules: what a skill's files do that an agent should know
+//! before it installs the skill and runs it with the user's files, shell
+//! and credentials.
+//!
+//! Pure: the input is a skill's files (path relative to the skill folder,
+//! bytes, executable bit) and the repository they come from; the output is
+//! evidence ([`RiskFinding`]: class, severity, file, line, excerpt, why),
+//! never a score. Files are read whole, with no size cut-off; every rule is
+//! a linear-time pass (the patterns are finite automata, see [`rules`]).
+//!
+//! The rules are data: [`rules::RULES`] is the table (each rule's class,
+//! severity, what it matches and why); the modules beside it hold the
+//! checks a pattern cannot express:
+//!
+//! | module | reads |
+//! |---|---|
+//! | `credentials` | a credential store read, and sent, in one script or code block |
+//! | `download` | a file downloaded, then made executable or run |
+//! | `decode` | base64, base85, hex and tag-character payloads, decoded and scanned again |
+//! | `taint` | decoding split from running, followed through variables |
+//! | `hidden` | invisible characters and HTML comments that address the agent |
+//! | `hooks` | hook configs that run commands at session start or on agent events |
+//! | `homoglyph` | Latin words and hosts written with lookalike letters |
+//! | `padding` | a payload pushed out of sight by blank lines or spaces |
+//! | `binary` | compiled code, native executables, encrypted archives |
+//! | `mismatch` | a script shown in `SKILL.md` that differs from the file shipped |
+//! | [`hosts`] | where a fetch goes: the publisher's own domain, a known installer, an IP... |
+//!
+//! `engine` runs the table over a skill, and `context` reads what
+//! surrounds a hit (an example in documentation about attacks is `info`);
+//! `text`, `markdown`, `unicode` and `mention` are what the rules
+//! read text with, and `hit` what a check reports.
+
+mod binary;
+mod context;
+mod credentials;
+mod decode;
+mod download;
+mod engine;
+mod hidden;
+mod hit;
+mod homoglyph;
+mod hooks;
+pub mod hosts;
+mod markdown;
+mod mention;
+mod mismatch;
+mod padding;
+pub mod rules;
+mod taint;
+mod text;
+mod unicode;
+
+#[cfg(test)]
+mod tests;
+
+pub use agentfinder_skills_reader::contract::{Risk, RiskFinding, Severity};
+
+/// One file a skill ships.
+#[derive(Debug, Clone, Copy)]
+pub struct SkillFile<'a> {
+    /// Its path relative to the skill's folder (`SKILL.md`, `scripts/setup.sh`).
+    pub path: &'a str,
+    /// Its whole content.
+    pub bytes: &'a [u8],
+    /// Whether its mode is executable.
+    pub executable: bool,
+}
+
+/// A skill's files and the repository they come from.
+#[derive(Debug, Clone, Copy)]
+pub struct SkillFiles<'a> {
+    /// `owner/name` of the repository (the owner decides which domains
+    /// are the publisher's own, see [`hosts::INSTALLERS`]).
+    pub repo: &'a str,
+    /// Every file of the skill's folder.
+    pub files: &'a [SkillFile<'a>],
+}
+
+/// What a rule is about; each finding names one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// Credentials or keys read and sent to the network.
+    CredentialExfiltration,
+    /// A credential store read, with nothing in the same place sending it.
+    CredentialAccess,
+    /// A script fetched from the network and run unseen.
+    DownloadExecute,
+    /// An encoded payload decoded and run.
+    DecodeExecute,
+    /// Lookalike letters from another script in Latin words and hosts.
+    Homoglyph,
+    /// Text an agent reads and a person does not see: invisible
+    /// characters, HTML comments addressed to the agent.
+    HiddenText,
+    /// Content pushed out of sight by blank lines or a run of spaces.
+    Padding,
+    /// Logic only in compiled or binary form.
+    OpaqueCode,
+    /// Hooks that run by themselves (at session start, on every prompt).
+    SessionHook,
+    /// A script shown in `SKILL.md` that differs from the file shipped.
+    ScriptMismatch,
+    /// Text telling the agent to approve everything, not to look, to hurry
+    /// or to keep things from the user.
+    AgentManipulation,
+    /// A password-protected archive, or one unpacked with a password.
+    EncryptedArchive,
+    /// A URL whose host is a raw public IP address.
+    RawIp,
+}
+
+impl Class {
+    /// Every class, in the order above.
+    pub const ALL: [Class; 13] = [
+        Class::CredentialExfiltration,
+        Class::CredentialAccess,
+        Class::DownloadExecute,
+        Class::DecodeExecute,
+        Class::Homoglyph,
+        Class::HiddenText,
+        Class::Padding,
+        Class::OpaqueCode,
+        Class::SessionHook,
+        Class::ScriptMismatch,
+        Class::AgentManipulation,
+        Class::EncryptedArchive,
+        Class::RawIp,
+    ];
+
+    /// Its name in findings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::CredentialExfiltration => "credential-exfiltration",
+            Class::CredentialAccess => "credential-access",
+            Class::DownloadExecute => "download-execute",
+            Class::DecodeExecute => "decode-execute",
+            Class::Homoglyph => "homoglyph",
+            Class::HiddenText => "hidden-text",
+            Class::Padding => "padding",
+            Class::OpaqueCode => "opaque-code",
+            Class::SessionHook => "session-hook",
+            Class::ScriptMismatch => "script-mismatch",
+            Class::AgentManipulation => "agent-manipulation",
+            Class::EncryptedArchive => "encrypted-archive",
+            Class::RawIp => "raw-ip",
+        }
+    }
+}
+
+/// Every finding of the rules in `skill`'s files, most severe first (then
+/// by file and line). At most one finding per class and line of a file
+/// (the most severe), and a bounded number per rule and file.
+pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
+    engine::scan(skill)
+}
+
+/// The risk of `skill`: its findings and their highest severity.
+pub fn risk(skill: &SkillFiles<'_>) -> Risk {
+    Risk::of(scan(skill))
+}
