@@ -166,6 +166,8 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         line_end: last_line,
         signals: Some(input.signals.clone()),
         supporting_files: Vec::new(),
+        content_key: String::new(),
+        trust: None,
         vectors: None,
     };
 
@@ -361,6 +363,7 @@ mod tests {
         let signals = SkillSignals {
             ships: crate::walk::supporting_files::ships(&files),
             spec: Default::default(),
+            risk: Default::default(),
         };
         let docs = skill_documents(
             &context(),

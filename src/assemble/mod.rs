@@ -149,6 +149,7 @@ fn signals_of<'f>(files: &[String], findings: impl Iterator<Item = &'f Finding>)
             conforms: broken.is_empty(),
             findings: broken,
         },
+        risk: Default::default(),
     }
 }
 

@@ -93,6 +93,15 @@ pub struct Document {
     /// [`MAX_SUPPORTING_FILES`], `signals.ships.total` counts them all).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supporting_files: Vec<String>,
+    /// What the skill is, whatever it is named (schema 7): sha256 of its
+    /// SKILL.md body (frontmatter aside, whitespace normalised) and of its
+    /// shipped files (path in the folder and bytes). Copies share it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub content_key: String,
+    /// The operator's trust in the source (schema 7): `official` where
+    /// `trust = "official"` is set on it; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<String>,
     /// Meilisearch user-provided vectors (schema 2):
     /// `{"default": {"embeddings": [...], "regenerate": false}}`.
     #[serde(rename = "_vectors", default, skip_serializing_if = "Option::is_none")]
@@ -110,6 +119,10 @@ pub struct SkillSignals {
     pub ships: Ships,
     /// Whether the SKILL.md follows the Agent Skills specification.
     pub spec: SpecConformance,
+    /// What the static risk rules found in the skill's files (schema 7;
+    /// level `none` and no findings before).
+    #[serde(default)]
+    pub risk: super::Risk,
 }
 
 /// The files of a skill's folder besides its SKILL.md (files of a skill

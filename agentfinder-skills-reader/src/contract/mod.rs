@@ -46,9 +46,13 @@ pub use risk::{Risk, RiskFinding, Severity};
 /// documents are byte-identical from one commit to the next.
 /// 6 added `signals` to documents (what the skill's folder ships and
 /// whether its SKILL.md follows the Agent Skills specification, with the
-/// evidence) and `supporting_files` to `skill` documents. Readers accept
-/// 1 to 6.
-pub const SCHEMA_VERSION: u32 = 6;
+/// evidence) and `supporting_files` to `skill` documents.
+/// 7 added `signals.risk` (the static risk rules' findings over every file
+/// the skill ships, and their highest severity), `content_key` (what a
+/// skill is, whatever its name: its SKILL.md body and shipped files, by
+/// which copies fold) and `trust` (the operator's word on the source,
+/// `official`, where given) to documents. Readers accept 1 to 7.
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Oldest contract version this reader still reads.
 pub const MIN_SCHEMA_VERSION: u32 = 1;
