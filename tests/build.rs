@@ -68,7 +68,11 @@ fn two_commits_build_promote_rebuild_refuse_and_verify() {
         "{summary}"
     );
     assert!(
-        summary.contains("skills=4") && summary.contains("schema=6"),
+        summary.contains("skills=4")
+            && summary.contains(&format!(
+                "schema={}",
+                agentfinder_skills_reader::contract::SCHEMA_VERSION
+            )),
         "{summary}"
     );
 
