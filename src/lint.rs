@@ -3,8 +3,9 @@
 //! finding, each with its file and line, for one skill folder or a whole
 //! repository's working tree (uncommitted edits included).
 //!
-//! The walk, parse and validate stages are the build's own, so `lint` and
-//! the build cannot disagree; only reading the folder is done here.
+//! The walk, parse and validate stages, and the risk rules over every file
+//! a skill ships, are the build's own, so `lint` and the build cannot
+//! disagree; only reading the folder is done here.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,9 +14,12 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::parse::parse_skill;
+use crate::source::Entry;
 use crate::source::{list_folder, ObjectRef, SourceError};
 use crate::validate::diagnostics::Finding;
+use crate::validate::risk::{RiskFinding, Severity, SkillFile, SkillFiles};
 use crate::validate::{check_skill, SPEC_CLASSES};
+use crate::walk::supporting_files::{folder_files, folder_of};
 use crate::walk::{skill_entries, skill_folder, GlobError, WalkRules};
 
 /// Why a folder could not be linted.
@@ -46,6 +50,13 @@ pub struct LintFinding {
     /// Whether it breaks the Agent Skills specification (a skipped file
     /// does: an agent cannot load it).
     pub spec: bool,
+    /// How much it matters: a risk rule's severity; `info` for the
+    /// specification's rules and the build's other warnings.
+    pub severity: Severity,
+    /// For a risk finding: the file's text it was found in, as written
+    /// (cut short).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
 }
 
 /// What `lint` found.
@@ -62,9 +73,12 @@ pub struct LintReport {
 }
 
 impl LintReport {
-    /// Whether any finding breaks the specification.
+    /// Whether any finding breaks the specification, or is a risk at
+    /// `high` or worse.
     pub fn fails(&self) -> bool {
-        self.findings.iter().any(|f| f.spec)
+        self.findings
+            .iter()
+            .any(|f| f.spec || f.severity >= Severity::High)
     }
 }
 
@@ -87,7 +101,16 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let options = config.parse_options();
     let mut report = LintReport::default();
-    for entry in skill_entries(&entries, &rules) {
+    let skills = skill_entries(&entries, &rules);
+    let skill_paths: Vec<&str> = skills.iter().map(|e| e.path.as_str()).collect();
+    let shipped = folder_files(
+        &skill_paths,
+        entries.iter().map(|e| e.path.as_str()),
+        &rules,
+    );
+    let by_path: std::collections::HashMap<&str, &Entry> =
+        entries.iter().map(|e| (e.path.as_str(), e)).collect();
+    for entry in skills {
         report.skills += 1;
         let ObjectRef::File(file) = &entry.object else {
             continue;
@@ -99,6 +122,8 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
                 class: "unreadable".into(),
                 message: e.to_string(),
                 spec: true,
+                severity: Severity::Info,
+                excerpt: None,
             }],
             Ok(bytes) => match parse_skill(&bytes, &options) {
                 Err(unusable) => vec![LintFinding {
@@ -107,16 +132,21 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
                     class: unusable.class().to_string(),
                     message: format!("skipped: {unusable}"),
                     spec: true,
+                    severity: Severity::Info,
+                    excerpt: None,
                 }],
                 Ok(parsed) => {
                     let folder = skill_folder(&entry.path, &own_name);
                     let checks = check_skill(folder, &parsed.fields, &parsed.field_lines);
-                    parsed
+                    let names = shipped.get(&entry.path).map_or(&[][..], Vec::as_slice);
+                    let mut findings: Vec<LintFinding> = parsed
                         .findings
                         .iter()
                         .chain(&checks)
                         .map(|finding| lint_finding(&entry.path, finding))
-                        .collect()
+                        .collect();
+                    findings.extend(risk_findings(entry, &bytes, names, &by_path, config));
+                    findings
                 }
             },
         };
@@ -141,5 +171,77 @@ fn lint_finding(path: &str, finding: &Finding) -> LintFinding {
         class: finding.class.as_str().to_string(),
         message: finding.message.clone(),
         spec: SPEC_CLASSES.contains(&finding.class),
+        severity: Severity::Info,
+        excerpt: None,
+    }
+}
+
+/// The risk rules' findings over `skill` (its SKILL.md `bytes`) and the
+/// files its folder ships (`names`, relative to it), each read whole; a
+/// file that cannot be read is a finding of its own.
+fn risk_findings(
+    skill: &Entry,
+    bytes: &[u8],
+    names: &[String],
+    by_path: &std::collections::HashMap<&str, &Entry>,
+    config: &Config,
+) -> Vec<LintFinding> {
+    let folder = folder_of(&skill.path);
+    let in_folder = |name: &str| match folder {
+        "" => name.to_string(),
+        folder => format!("{folder}/{name}"),
+    };
+    let mut findings = Vec::new();
+    let mut contents = Vec::new();
+    for name in names {
+        let Some(entry) = by_path.get(in_folder(name).as_str()) else {
+            continue;
+        };
+        let ObjectRef::File(file) = &entry.object else {
+            continue;
+        };
+        if entry.kind != crate::source::EntryKind::File {
+            continue;
+        }
+        match std::fs::read(file) {
+            Ok(read) => contents.push((name.as_str(), read, entry.executable)),
+            Err(e) => findings.push(LintFinding {
+                path: entry.path.clone(),
+                line: None,
+                class: "shipped-unreadable".into(),
+                message: format!("could not be read for the risk rules: {e}"),
+                spec: false,
+                severity: Severity::Info,
+                excerpt: None,
+            }),
+        }
+    }
+    let mut files = vec![SkillFile {
+        path: "SKILL.md",
+        bytes,
+        executable: skill.executable,
+    }];
+    files.extend(contents.iter().map(|(path, bytes, executable)| SkillFile {
+        path,
+        bytes,
+        executable: *executable,
+    }));
+    let scanned = crate::validate::risk::scan(&SkillFiles {
+        repo: config.repo(),
+        files: &files,
+    });
+    findings.extend(scanned.into_iter().map(|f| risk_finding(&in_folder, f)));
+    findings
+}
+
+fn risk_finding(in_folder: &dyn Fn(&str) -> String, finding: RiskFinding) -> LintFinding {
+    LintFinding {
+        path: in_folder(&finding.file),
+        line: finding.line.map(|l| l as usize),
+        class: finding.class,
+        message: finding.why,
+        spec: false,
+        severity: finding.severity,
+        excerpt: Some(finding.excerpt),
     }
 }

@@ -295,6 +295,7 @@ fn results_carry_what_a_skill_ships_and_the_rules_it_breaks() {
         "ships": {"total": 3, "scripts": 2, "references": 0, "assets": 0, "other": 1,
                   "kinds": {"": 1, "py": 1, "sh": 1}},
         "spec": {"conforms": false, "findings": [{"class": "name-mismatch", "line": 2}]},
+        "risk": {"level": "none"},
     });
 
     let hits = search_json(work.path(), cache.path(), &["merge pdf files", "--json"]);

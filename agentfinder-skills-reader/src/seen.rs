@@ -1,12 +1,12 @@
-//! When the pipeline first saw each content: the record a store keeps
-//! beside its artifacts (`seen.ndjson` of the store and of each source's
-//! store), one line per content key (a skill's SKILL.md body and shipped
-//! files, `content_key` in its documents). What tells an original from a
-//! copy made after it, where the copy's git dates, which its author sets,
-//! cannot. Kept outside `commits/<id>/`, whose bytes must not depend on
+//! When the pipeline first saw each copy of a content: the record a store
+//! keeps beside its artifacts (`seen.ndjson` of the store and of each
+//! source's store), one line per content key (a skill's SKILL.md body and
+//! shipped files, `content_key` in its documents) and path it was met at.
+//! What tells an original from a copy made after it, where the copy's git
+//! dates, which its author sets, cannot. Kept outside `commits/<id>/`, whose bytes must not depend on
 //! what was built before.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
@@ -44,42 +44,47 @@ pub async fn read_one(store: &Store) -> Result<Vec<Seen>, ReadError> {
         .collect())
 }
 
-/// When each content was first seen in `store`, its own record and every
-/// source's together (the earliest time of a key seen by several).
-pub async fn first_seen(store: &Store) -> Result<HashMap<String, String>, ReadError> {
-    let mut stores = vec![store.clone()];
-    for id in list_sources(store).await.unwrap_or_default() {
-        stores.push(source_store(store, &id));
-    }
-    let mut earliest: HashMap<String, String> = HashMap::new();
-    for store in &stores {
-        for seen in read_one(store).await? {
-            match earliest.get(&seen.content_key) {
-                Some(time) if *time <= seen.first_seen => {}
-                _ => {
-                    earliest.insert(seen.content_key, seen.first_seen);
-                }
-            }
-        }
-    }
-    Ok(earliest)
+/// The key of one copy in [`first_seen`]'s answer: a content at a path
+/// of a source (`""` for a single-source store's own record).
+pub fn location(source: &str, path: &str, content_key: &str) -> String {
+    format!("{source}\n{path}\n{content_key}")
 }
 
-/// Adds to `store`'s record the contents of `met` (`content_key` -> path)
+/// When each copy of each content was first seen in `store` (its own
+/// record, as source `""`, and every source's), by [`location`]: copies
+/// of one content share its key, so what tells them apart is when each
+/// was first met where it is.
+pub async fn first_seen(store: &Store) -> Result<HashMap<String, String>, ReadError> {
+    let mut stores = vec![(String::new(), store.clone())];
+    for id in list_sources(store).await.unwrap_or_default() {
+        stores.push((id.clone(), source_store(store, &id)));
+    }
+    let mut seen = HashMap::new();
+    for (id, store) in &stores {
+        for line in read_one(store).await? {
+            seen.insert(location(id, &line.path, &line.content_key), line.first_seen);
+        }
+    }
+    Ok(seen)
+}
+
+/// Adds to `store`'s record the copies in `met` (`(content_key, path)`)
 /// it has not seen yet, as first seen `now`; returns how many were new.
 /// The record is read and written whole (one writer per store at a time:
 /// the builder's lock).
 pub async fn record(
     store: &Store,
-    met: &BTreeMap<String, String>,
+    met: &BTreeSet<(String, String)>,
     now: &str,
 ) -> Result<usize, ReadError> {
     let mut lines = read_one(store).await?;
-    let known: std::collections::HashSet<&str> =
-        lines.iter().map(|s| s.content_key.as_str()).collect();
+    let known: HashSet<(&str, &str)> = lines
+        .iter()
+        .map(|s| (s.content_key.as_str(), s.path.as_str()))
+        .collect();
     let new: Vec<Seen> = met
         .iter()
-        .filter(|(key, _)| !known.contains(key.as_str()))
+        .filter(|(key, path)| !known.contains(&(key.as_str(), path.as_str())))
         .map(|(key, path)| Seen {
             content_key: key.clone(),
             first_seen: now.to_string(),
@@ -112,35 +117,61 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn the_first_time_is_kept_and_the_earliest_of_several_stores_wins() {
+    async fn each_copy_keeps_the_time_it_was_first_met_where_it_is() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().to_str().unwrap()).unwrap();
-        let met: BTreeMap<String, String> = [("a".to_string(), "x/SKILL.md".to_string())].into();
+        let met = |pairs: &[(&str, &str)]| -> BTreeSet<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, p)| (k.to_string(), p.to_string()))
+                .collect()
+        };
+        let first = met(&[("a", "x/SKILL.md")]);
         assert_eq!(
-            record(&store, &met, "2026-02-01T00:00:00Z").await.unwrap(),
+            record(&store, &first, "2026-02-01T00:00:00Z")
+                .await
+                .unwrap(),
             1
         );
-        let both: BTreeMap<String, String> = [
-            ("a".to_string(), "y/SKILL.md".to_string()),
-            ("b".to_string(), "z/SKILL.md".to_string()),
-        ]
-        .into();
+        // The same content at another path is another copy; met again
+        // where it was, it keeps its first time.
+        let later = met(&[
+            ("a", "x/SKILL.md"),
+            ("a", "y/SKILL.md"),
+            ("b", "z/SKILL.md"),
+        ]);
         assert_eq!(
-            record(&store, &both, "2026-03-01T00:00:00Z").await.unwrap(),
-            1
+            record(&store, &later, "2026-03-01T00:00:00Z")
+                .await
+                .unwrap(),
+            2
         );
         let source = source_store(&store, "copies");
-        record(&source, &both, "2026-01-01T00:00:00Z")
-            .await
-            .unwrap();
+        record(
+            &source,
+            &met(&[("a", "x/SKILL.md")]),
+            "2026-01-01T00:00:00Z",
+        )
+        .await
+        .unwrap();
         let seen = first_seen(&store).await.unwrap();
-        assert_eq!(seen["a"], "2026-01-01T00:00:00Z");
-        assert_eq!(seen["b"], "2026-01-01T00:00:00Z");
-        let own = read_one(&store).await.unwrap();
         assert_eq!(
-            own[0].first_seen, "2026-02-01T00:00:00Z",
-            "not moved by a later build"
+            seen[&location("", "x/SKILL.md", "a")],
+            "2026-02-01T00:00:00Z"
         );
-        assert_eq!(own[0].path, "x/SKILL.md");
+        assert_eq!(
+            seen[&location("", "y/SKILL.md", "a")],
+            "2026-03-01T00:00:00Z"
+        );
+        assert_eq!(
+            seen[&location("", "z/SKILL.md", "b")],
+            "2026-03-01T00:00:00Z"
+        );
+        assert_eq!(
+            seen[&location("copies", "x/SKILL.md", "a")],
+            "2026-01-01T00:00:00Z",
+            "each source's record is its own"
+        );
+        assert_eq!(seen.len(), 4);
     }
 }

@@ -21,7 +21,9 @@ use crate::config::Config;
 ///
 /// 3: the Agent Skills specification's rules as findings at their lines
 /// (name-missing, compatibility-too-long, metadata-invalid, field-unknown).
-pub const OUTPUT_VERSION: u32 = 3;
+/// 4: risk findings, content keys and trust in the documents (schema 7);
+/// entry keys follow the shipped files' bytes and modes.
+pub const OUTPUT_VERSION: u32 = 4;
 
 /// Environment variable that stands in for [`OUTPUT_VERSION`], so a test
 /// can run the same binary as a builder whose output changed.

@@ -64,6 +64,8 @@ pub struct BuildContext {
     pub version: Option<String>,
     /// URL templates.
     pub links: LinkTemplates,
+    /// The operator's trust in the source (`official`), if stated.
+    pub trust: Option<String>,
 }
 
 impl BuildContext {
@@ -110,6 +112,9 @@ pub struct SkillInput<'a> {
     pub signals: &'a SkillSignals,
     /// The files its `skill` document lists.
     pub supporting_files: &'a [String],
+    /// What its SKILL.md body and shipped files make
+    /// ([`crate::parse::content_key`]).
+    pub content_key: &'a str,
 }
 
 /// The skill's documents: the `skill` document first, then its sections.
@@ -166,8 +171,8 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         line_end: last_line,
         signals: Some(input.signals.clone()),
         supporting_files: Vec::new(),
-        content_key: String::new(),
-        trust: None,
+        content_key: input.content_key.to_string(),
+        trust: ctx.trust.clone(),
         vectors: None,
     };
 
@@ -312,6 +317,7 @@ mod tests {
             updated_at: "2026-11-30T08:00:00Z".into(),
             version: Some("1.0.0".into()),
             links: LinkTemplates::github(),
+            trust: None,
         }
     }
 
@@ -376,9 +382,11 @@ mod tests {
                 last_updated_at_or_before: false,
                 signals: &signals,
                 supporting_files: &files,
+                content_key: "k1",
             },
         );
         assert_eq!(docs.len(), 3);
+        assert!(docs.iter().all(|d| d.content_key == "k1"));
         let skill = &docs[0];
         assert_eq!(skill.kind, "skill");
         assert_eq!(skill.content, "Reads PDFs");

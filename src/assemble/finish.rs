@@ -75,6 +75,8 @@ impl Assembler<'_> {
             embed_seconds,
             reused: self.reused,
             parsed,
+            met: std::mem::take(&mut self.met),
+            risky: std::mem::take(&mut self.risky),
         };
         let parts = NewParts {
             pack,

@@ -124,7 +124,7 @@ impl EntryKeys {
 pub struct Planner {
     keys: EntryKeys,
     changes: std::sync::Arc<HashMap<String, Change>>,
-    folder_files: std::sync::Arc<HashMap<String, Vec<String>>>,
+    shipped: std::sync::Arc<HashMap<String, Vec<crate::source::Entry>>>,
     commit: String,
     repo_name: String,
     descriptions: HashMap<String, String>,
@@ -142,7 +142,7 @@ impl Planner {
         let change = self.changes.get(path);
         // Documents of a file with no known change are pinned to the build.
         let pinned = if change.is_some() { "" } else { &self.commit };
-        let files = self.folder_files.get(path).map_or(&[][..], Vec::as_slice);
+        let files = self.shipped.get(path).map_or(&[][..], Vec::as_slice);
         self.keys.key(&KeyInputs {
             path,
             blob,
@@ -180,6 +180,7 @@ pub(super) fn build_context(
         updated_at: String::new(),
         version: marketplace.version.clone(),
         links: link_templates(config),
+        trust: config.source.trust.map(|t| t.as_str().to_string()),
     }
 }
 
@@ -198,7 +199,7 @@ impl Assembler<'_> {
         Planner {
             keys: self.keys.clone(),
             changes: self.version.changes.clone(),
-            folder_files: self.version.folder_files.clone(),
+            shipped: self.version.shipped.clone(),
             commit: self.version.commit.clone(),
             repo_name: self.repo_name.clone(),
             descriptions: self
@@ -224,6 +225,7 @@ mod tests {
             updated_at: String::new(),
             version: None,
             links: Default::default(),
+            trust: None,
         }
     }
 

@@ -4,7 +4,7 @@
 //! this build's pack, its catalog object and findings lines), then the
 //! buckets and the manifest that name them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 
 use bytes::Bytes;
@@ -21,12 +21,13 @@ use self::keys::{build_context, entry_keys, EntryKeys};
 use self::marketplace::Marketplace;
 use crate::config::Config;
 use crate::embed::{EmbedError, Embedder};
-use crate::parse::read::Extracted;
+use crate::parse::read::{Extracted, Scanned};
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::diagnostics::Finding;
 use crate::validate::finding_lines::{finding_line, skip_line};
 use crate::validate::findings::FindingsSummary;
+use crate::validate::risk::{Risk, Severity};
 use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
 use crate::walk::skill_folder;
 
@@ -56,6 +57,8 @@ pub struct VersionInfo {
     /// folder, in path order ([`crate::walk::supporting_files`]); a file missing
     /// from it ships nothing.
     pub folder_files: std::sync::Arc<HashMap<String, Vec<String>>>,
+    /// The same files as entries of the tree, by skill file.
+    pub shipped: std::sync::Arc<HashMap<String, Vec<crate::source::Entry>>>,
 }
 
 /// Assembling failed.
@@ -89,6 +92,12 @@ pub struct Assembled {
     pub reused: u64,
     /// Skill files parsed by this build.
     pub parsed: u64,
+    /// The content keys of the skills parsed by this build, with their
+    /// paths (for the store's record of first sightings).
+    pub met: BTreeSet<(String, String)>,
+    /// Skills parsed by this build at `high` risk or worse: path, level and
+    /// classes.
+    pub risky: Vec<String>,
 }
 
 /// The objects a commit adds to the store.
@@ -135,7 +144,11 @@ fn catalog_host(config: &Config) -> CatalogHost {
 
 /// A skill's signals: what its folder's `files` are, and the `findings` of
 /// its SKILL.md that break a rule of the specification.
-fn signals_of<'f>(files: &[String], findings: impl Iterator<Item = &'f Finding>) -> SkillSignals {
+fn signals_of<'f>(
+    files: &[String],
+    findings: impl Iterator<Item = &'f Finding>,
+    risk: Risk,
+) -> SkillSignals {
     let broken: Vec<SpecFinding> = findings
         .filter(|f| SPEC_CLASSES.contains(&f.class))
         .map(|f| SpecFinding {
@@ -149,7 +162,7 @@ fn signals_of<'f>(files: &[String], findings: impl Iterator<Item = &'f Finding>)
             conforms: broken.is_empty(),
             findings: broken,
         },
-        risk: Default::default(),
+        risk,
     }
 }
 
@@ -178,6 +191,10 @@ pub struct Assembler<'a> {
     embedder: Option<SharedEmbedder>,
     embedded_before: (u64, u64, f64),
     reused: u64,
+    /// [`Assembled::met`] so far.
+    met: BTreeSet<(String, String)>,
+    /// [`Assembled::risky`] so far.
+    risky: Vec<String>,
 }
 
 /// An embedder shared by the commits of a run.
@@ -192,6 +209,10 @@ struct Prepared {
     documents: Vec<Document>,
     findings: String,
     name: Option<String>,
+    /// Its content key (empty for an unusable file).
+    content_key: String,
+    /// Its risk, where it is `high` or worse: the findings' classes.
+    risky: Option<(Severity, Vec<String>)>,
 }
 
 impl<'a> Assembler<'a> {
@@ -229,6 +250,8 @@ impl<'a> Assembler<'a> {
             pack_bytes: 0,
             entries: Vec::new(),
             fresh: Vec::new(),
+            met: BTreeSet::new(),
+            risky: Vec::new(),
             base_buckets: None,
             checker: DocumentChecker::default(),
             embedder: None,
@@ -334,6 +357,8 @@ impl<'a> Assembler<'a> {
                     documents: Vec::new(),
                     findings,
                     name: None,
+                    content_key: String::new(),
+                    risky: None,
                 };
             }
         };
@@ -345,9 +370,28 @@ impl<'a> Assembler<'a> {
         for finding in &checks {
             findings.push_str(&finding_line(path, finding));
         }
+        let scanned = item.scanned.clone().unwrap_or_else(|| Scanned {
+            risk: Risk::default(),
+            content_key: String::new(),
+            findings: Vec::new(),
+        });
+        for finding in &scanned.findings {
+            findings.push_str(&finding_line(path, finding));
+        }
         let files = self.version.folder_files.get(path.as_str());
         let files = files.map_or(&[][..], Vec::as_slice);
-        let signals = signals_of(files, parsed.findings.iter().chain(&checks));
+        let risky = (scanned.risk.level >= Severity::High).then(|| {
+            let mut classes: Vec<String> = scanned
+                .risk
+                .findings
+                .iter()
+                .filter(|f| f.severity >= Severity::High)
+                .map(|f| f.class.clone())
+                .collect();
+            classes.dedup();
+            (scanned.risk.level, classes)
+        });
+        let signals = signals_of(files, parsed.findings.iter().chain(&checks), scanned.risk);
         let name = parsed.text_field("name").unwrap_or(&folder).to_string();
         let last_updated = change.as_ref().map(|c| crate::source::rfc3339(c.time));
         let ctx = self.pinned(change.as_ref());
@@ -360,6 +404,7 @@ impl<'a> Assembler<'a> {
             marketplace_description: self.marketplace_description(&folder),
             signals: &signals,
             supporting_files: &crate::walk::supporting_files::listed(files),
+            content_key: &scanned.content_key,
         };
         let documents = skill_documents(&ctx, input);
         Prepared {
@@ -370,6 +415,8 @@ impl<'a> Assembler<'a> {
             documents,
             findings,
             name: Some(name),
+            content_key: scanned.content_key,
+            risky,
         }
     }
 
@@ -388,6 +435,14 @@ impl<'a> Assembler<'a> {
 
     /// Checks a file's documents and appends them to the pack.
     fn entry(&mut self, item: Prepared) -> Result<PartEntry, AssembleError> {
+        if !item.content_key.is_empty() {
+            self.met
+                .insert((item.content_key.clone(), item.path.clone()));
+        }
+        if let Some((level, classes)) = &item.risky {
+            self.risky
+                .push(format!("{}: {level} ({})", item.path, classes.join(", ")));
+        }
         let mut bytes = Vec::new();
         let mut catalog = None;
         let mut skill_count = 0;

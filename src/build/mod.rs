@@ -3,6 +3,7 @@
 
 mod plan;
 pub mod run_context;
+mod sightings;
 pub mod sources;
 mod stage;
 mod summary;
@@ -414,6 +415,7 @@ async fn build_new(
     };
     let outcome = write_commit(store, &files.seal(&artifact), guard).await?;
     drop(staging);
+    sightings::record_first_sightings(store, &assembled.met, reporter).await;
     run.set_base(next_base);
     let status = match (outcome, &rebuild) {
         (WriteOutcome::AlreadyComplete, _) => BuildStatus::AlreadyBuilt,
@@ -443,6 +445,12 @@ async fn base_from_latest(store: &Store, config: &Config, reporter: &Reporter) -
 
 /// Prints the skips and the first warnings (every one is in findings.ndjson).
 fn report_findings(reporter: &Reporter, assembled: &Assembled) {
+    for risky in &assembled.risky {
+        reporter.warn(
+            "risk",
+            format!("{risky} (see signals.risk in its documents)"),
+        );
+    }
     let findings = &assembled.findings;
     for skip in &findings.skipped {
         reporter.skipped(&skip.path, &skip.class, &skip.reason);

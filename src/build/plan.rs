@@ -28,6 +28,9 @@ pub(super) struct Plan {
     pub changes: HashMap<String, Change>,
     /// The files of each of `files`' folders ([`crate::walk::supporting_files`]).
     pub folder_files: HashMap<String, Vec<String>>,
+    /// The same files as entries of the tree, by skill file, for the risk
+    /// rules to read and the entry keys to name by blob.
+    pub shipped: HashMap<String, Vec<Entry>>,
     /// The marketplace file's contents, and why it was ignored, if it was.
     pub marketplace: (Marketplace, Vec<(String, Finding)>),
     /// Earlier entries to take by key (a listed plan only).
@@ -70,12 +73,14 @@ pub(super) fn list_tree(
     let known = base.as_ref().map(Base::known_changes);
     let changes = snapshot.last_changed(&paths, known, config.walk.history_depth)?;
     let folder_files = folder_files(&paths, entries.iter().map(|e| e.path.as_str()), rules);
+    let shipped = shipped_entries(&folder_files, &entries);
     let files: Vec<Entry> = skills.into_iter().cloned().collect();
     Ok(Plan {
         files,
         carried: Vec::new(),
         changes,
         folder_files,
+        shipped,
         marketplace,
         base_buckets: base.as_mut().map(Base::take_buckets),
         base,
@@ -121,7 +126,7 @@ pub(super) fn patch_parent(
         return Ok(Err(base));
     }
     let mut files = Vec::new();
-    for change in &diff.files {
+    for change in diff.files.iter().filter(|f| !f.mode_only) {
         let Some(entry) = change.after.as_ref().filter(|e| rules.matches(&e.path)) else {
             continue;
         };
@@ -130,12 +135,21 @@ pub(super) fn patch_parent(
         }
         files.push(entry.clone());
     }
-    let mut touched: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
-    touched.sort_unstable();
-    // Every folder holding a touched path: a skill there ships other files now.
-    let touched_folders: HashSet<&str> = touched
+    // Paths whose bytes changed (an executable bit alone leaves a file's
+    // date as it was, as the history walk sees it).
+    let mut touched: Vec<&str> = diff
+        .files
         .iter()
-        .flat_map(|path| path.match_indices('/').map(|(at, _)| &path[..at]))
+        .filter(|f| !f.mode_only)
+        .map(|f| f.path.as_str())
+        .collect();
+    touched.sort_unstable();
+    // Every folder holding a changed path, mode or bytes: a skill there
+    // ships other files now.
+    let touched_folders: HashSet<&str> = diff
+        .files
+        .iter()
+        .flat_map(|f| f.path.match_indices('/').map(|(at, _)| &f.path[..at]))
         .chain([""])
         .collect();
     let here = Change {
@@ -174,7 +188,7 @@ pub(super) fn patch_parent(
         })
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let folder_files = list_folders(snapshot, &files, rules)?;
+    let (folder_files, shipped) = list_folders(snapshot, &files, rules)?;
     let found = format!(
         "found {} skill files: {} changed since {}, {} as they were",
         carried.len() + files.len(),
@@ -187,6 +201,7 @@ pub(super) fn patch_parent(
         carried,
         changes,
         folder_files,
+        shipped,
         marketplace,
         base: None,
         base_buckets,
@@ -194,12 +209,14 @@ pub(super) fn patch_parent(
     }))
 }
 
-/// The files of the folders of `files`, each folder listed once.
+/// The files of the folders of `files` (names, and entries), each folder
+/// listed once.
+#[allow(clippy::type_complexity)]
 fn list_folders(
     snapshot: &Snapshot,
     files: &[Entry],
     rules: &WalkRules,
-) -> Result<HashMap<String, Vec<String>>, BuildError> {
+) -> Result<(HashMap<String, Vec<String>>, HashMap<String, Vec<Entry>>), BuildError> {
     let mut by_folder: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for file in files {
         by_folder
@@ -208,15 +225,40 @@ fn list_folders(
             .push(&file.path);
     }
     let mut found = HashMap::new();
+    let mut shipped = HashMap::new();
     for (folder, skills) in by_folder {
         let listing = snapshot.list_folder(folder)?;
-        found.extend(folder_files(
-            &skills,
-            listing.iter().map(|e| e.path.as_str()),
-            rules,
-        ));
+        let names = folder_files(&skills, listing.iter().map(|e| e.path.as_str()), rules);
+        shipped.extend(shipped_entries(&names, &listing));
+        found.extend(names);
     }
-    Ok(found)
+    Ok((found, shipped))
+}
+
+/// The entries of `listing` that `folder_files` names (relative to each
+/// skill file's folder), by skill file, in the same order.
+fn shipped_entries(
+    folder_files: &HashMap<String, Vec<String>>,
+    listing: &[Entry],
+) -> HashMap<String, Vec<Entry>> {
+    let by_path: HashMap<&str, &Entry> = listing.iter().map(|e| (e.path.as_str(), e)).collect();
+    folder_files
+        .iter()
+        .map(|(skill, names)| {
+            let folder = folder_of(skill);
+            let entries = names
+                .iter()
+                .filter_map(|name| {
+                    let path = match folder {
+                        "" => name.clone(),
+                        folder => format!("{folder}/{name}"),
+                    };
+                    by_path.get(path.as_str()).map(|e| (*e).clone())
+                })
+                .collect();
+            (skill.clone(), entries)
+        })
+        .collect()
 }
 
 /// The marketplace file of the snapshot, if it has one; an unreadable one

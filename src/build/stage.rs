@@ -11,7 +11,7 @@ use super::BuildError;
 use crate::assemble::{Assembled, Assembler, Item, NewParts, SharedEmbedder, VersionInfo};
 use crate::config::Config;
 use crate::logging::Reporter;
-use crate::parse::read::{extract, SkillTree};
+use crate::parse::read::{extract, ExtractContext, SkillTree};
 use crate::reuse::Base;
 use crate::source::{rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
 use crate::store::staging::HashingFile;
@@ -116,18 +116,21 @@ pub(super) fn stage_artifact(
         carried,
         changes,
         folder_files,
+        shipped,
         marketplace: (marketplace, marketplace_findings),
         mut base,
         base_buckets,
         found,
     } = plan;
     reporter.info("walk", found);
+    let shipped = std::sync::Arc::new(shipped);
     let version = VersionInfo {
         commit: snapshot.version.id.clone(),
         commit_time: rfc3339(snapshot.version.time),
         branch: snapshot.version.branch.clone(),
         changes: std::sync::Arc::new(changes),
         folder_files: std::sync::Arc::new(folder_files),
+        shipped: shipped.clone(),
     };
     let io = |e: std::io::Error| BuildError::Internal(format!("staging the artifact: {e}"));
     let pack =
@@ -151,13 +154,19 @@ pub(super) fn stage_artifact(
     };
     let tree = SkillTree::new(&tree_refs);
     let options = config.parse_options();
+    let context = ExtractContext {
+        options: &options,
+        cache,
+        shipped: &shipped,
+        repo: config.repo(),
+    };
     let bar = reporter.progress((files.len() + carried.len()) as u64, "parsing");
     let tick = || bar.inc(1);
     let ordered = merge_by_path(carried, &files);
     std::thread::scope(|scope| -> Result<(), BuildError> {
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         let planner = assembler.planner();
-        let (tree, tick) = (&tree, &tick);
+        let (tree, tick, context) = (&tree, &tick, &context);
         let producer = scope.spawn(move || -> Result<(), BuildError> {
             let mut opened: Option<(Snapshot, usize)> = None;
             let mut ordered = ordered.into_iter().peekable();
@@ -175,7 +184,7 @@ pub(super) fn stage_artifact(
                     match opened.as_mut() {
                         Some((source, read)) => {
                             *read += entries.len();
-                            extract(source, &entries, tree, &options, cache, tick)
+                            extract(source, &entries, tree, context, tick)
                         }
                         None => Vec::new(),
                     }

@@ -282,6 +282,10 @@ impl Config {
             "index": self.output.index,
             "embed": [self.embed.enabled, &self.embed.model, &self.embed.revision, self.embed.max_tokens],
         });
+        // Only when set, so sources without one keep their digests.
+        if let Some(trust) = self.source.trust {
+            shaping["trust"] = trust.as_str().into();
+        }
         // Only when set, so builds without a budget keep their digests.
         if self.embed.enabled && self.embed.sections_per_skill > 0 {
             shaping["embed_sections_per_skill"] = self.embed.sections_per_skill.into();

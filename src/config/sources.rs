@@ -34,6 +34,8 @@ pub struct SourceEntry {
     pub preset: Option<Preset>,
     /// This source's `[source].timeout_secs` (a large repository may need more).
     pub timeout_secs: Option<u64>,
+    /// How far the operator trusts it (`[source].trust`).
+    pub trust: Option<super::tables::Trust>,
 }
 
 impl Default for SourceEntry {
@@ -49,6 +51,7 @@ impl Default for SourceEntry {
             enabled: true,
             preset: None,
             timeout_secs: None,
+            trust: None,
         }
     }
 }
@@ -137,6 +140,7 @@ impl Config {
         }
         config.walk.one_version_per_plugin |= preset == Some(Preset::CodexPlugins);
         config.links = entry.links.clone();
+        config.source.trust = entry.trust;
         if let Some(timeout) = entry.timeout_secs {
             config.source.timeout_secs = timeout;
         }

@@ -119,6 +119,10 @@ pub struct SourceConfig {
     pub timeout_secs: u64,
     /// Sources built at once by a many-source build.
     pub concurrency: usize,
+    /// How far the operator trusts this source: `official` (its publisher's
+    /// own collection) is shown before its copies elsewhere; unset or
+    /// `community` decides nothing.
+    pub trust: Option<Trust>,
     /// Set when this is a `[[sources]]` entry's configuration (never read
     /// from a file): advice then names the entry, not `[source]`.
     #[serde(skip)]
@@ -149,7 +153,28 @@ impl Default for SourceConfig {
             connect_timeout_secs: 8,
             timeout_secs: 1800,
             concurrency: 2,
+            trust: None,
             from_entry: false,
+        }
+    }
+}
+
+/// The operator's trust in a source, stamped on its documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    /// The publisher's own collection: its skills are the originals.
+    Official,
+    /// Anyone's: trusted no more than its content shows.
+    Community,
+}
+
+impl Trust {
+    /// Its name in documents.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::Official => "official",
+            Trust::Community => "community",
         }
     }
 }

@@ -7,6 +7,7 @@
 //! The stage's one I/O edge is [`read`], which reads every skill file of a
 //! snapshot on all cores and hands each one's bytes here.
 
+pub mod content_key;
 pub mod frontmatter;
 mod lenient;
 pub mod read;

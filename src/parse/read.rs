@@ -12,10 +12,13 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
+use super::content_key::{content_key, file_part};
 use super::{parse_skill, ParseOptions, ParsedSkill};
 use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
 use crate::validate::diagnostics::{unsafe_path_char, Finding, Unusable, WarningClass};
+use crate::validate::risk::{Risk, SkillFile, SkillFiles};
 use crate::walk::resolve_symlink;
+use crate::walk::supporting_files::folder_of;
 
 /// A parse result, shared between the cache and every commit that uses it.
 pub type SharedParse = Arc<Result<ParsedSkill, Unusable>>;
@@ -27,6 +30,19 @@ pub struct Extracted {
     pub path: String,
     /// The parsed file, or why it cannot be used (shared with the cache).
     pub result: SharedParse,
+    /// What the skill's files hold, for a usable one.
+    pub scanned: Option<Scanned>,
+}
+
+/// What a usable skill's files hold: read with its SKILL.md, whole.
+#[derive(Debug, Clone)]
+pub struct Scanned {
+    /// What the risk rules found.
+    pub risk: Risk,
+    /// Its content key ([`content_key`]).
+    pub content_key: String,
+    /// Shipped files that could not be read.
+    pub findings: Vec<Finding>,
 }
 
 /// Parse results by git blob id, so a file that many commits share is parsed
@@ -114,13 +130,27 @@ impl<'a> SkillTree<'a> {
     }
 }
 
-/// Reads and parses `batch` (in order) on all cores, calling `tick` after each.
+/// What a parse stage needs besides the files: how to parse, the cache,
+/// what each skill ships and which repository it comes from.
+pub struct ExtractContext<'a> {
+    /// How to parse.
+    pub options: &'a ParseOptions,
+    /// Parses shared between commits.
+    pub cache: &'a ParseCache,
+    /// The files each skill file's folder ships, by skill file.
+    pub shipped: &'a HashMap<String, Vec<Entry>>,
+    /// `owner/name` of the repository (for the risk rules' hosts).
+    pub repo: &'a str,
+}
+
+/// Reads and parses `batch` (in order) on all cores, calling `tick` after
+/// each; a usable skill's files (its SKILL.md and every file it ships,
+/// whole) are read for the risk rules and its content key.
 pub fn extract(
     snapshot: &Snapshot,
     batch: &[&Entry],
     tree: &SkillTree<'_>,
-    options: &ParseOptions,
-    cache: &ParseCache,
+    context: &ExtractContext<'_>,
     tick: &(dyn Fn() + Sync),
 ) -> Vec<Extracted> {
     batch
@@ -128,33 +158,63 @@ pub fn extract(
         .map_init(
             || snapshot.reader(),
             |reader, entry| {
-                let result = match (&entry.kind, &entry.object) {
-                    (EntryKind::File, ObjectRef::Blob(id)) => match cache.get(id) {
-                        Some(hit) => hit,
-                        None => {
-                            let parsed = Arc::new(extract_one(reader, entry, tree, options));
-                            cache.put(*id, parsed.clone());
-                            parsed
-                        }
-                    },
-                    _ => Arc::new(extract_one(reader, entry, tree, options)),
+                let (result, scanned) = match read_skill(reader, entry, tree) {
+                    Err(unusable) => (Arc::new(Err(unusable)), None),
+                    Ok((bytes, alias)) => {
+                        let result = parse_cached(entry, &bytes, alias, context);
+                        let scanned = result
+                            .as_ref()
+                            .as_ref()
+                            .ok()
+                            .map(|_| scan_skill(reader, entry, &bytes, context));
+                        (result, scanned)
+                    }
                 };
                 tick();
                 Extracted {
                     path: entry.path.clone(),
                     result,
+                    scanned,
                 }
             },
         )
         .collect()
 }
 
-fn extract_one(
+/// The parse of `bytes`, from the cache where the blob was parsed before.
+fn parse_cached(
+    entry: &Entry,
+    bytes: &[u8],
+    alias: Option<Finding>,
+    context: &ExtractContext<'_>,
+) -> SharedParse {
+    let parse = || {
+        let mut parsed = parse_skill(bytes, context.options);
+        if let (Ok(parsed), Some(alias)) = (parsed.as_mut(), alias.clone()) {
+            parsed.findings.push(alias);
+        }
+        Arc::new(parsed)
+    };
+    match (&entry.kind, &entry.object) {
+        (EntryKind::File, ObjectRef::Blob(id)) => match context.cache.get(id) {
+            Some(hit) => hit,
+            None => {
+                let parsed = parse();
+                context.cache.put(*id, parsed.clone());
+                parsed
+            }
+        },
+        _ => parse(),
+    }
+}
+
+/// The bytes of a skill file (a symlink's target's, with the finding that
+/// says so), or why it cannot be used.
+fn read_skill(
     reader: &FileReader,
     entry: &Entry,
     tree: &SkillTree<'_>,
-    options: &ParseOptions,
-) -> Result<ParsedSkill, Unusable> {
+) -> Result<(Vec<u8>, Option<Finding>), Unusable> {
     if !entry.path_is_utf8 {
         return Err(Unusable::PathNotUtf8);
     }
@@ -167,7 +227,7 @@ fn extract_one(
         })
     };
     match entry.kind {
-        EntryKind::File => parse_skill(&read(entry)?, options),
+        EntryKind::File => Ok((read(entry)?, None)),
         EntryKind::Symlink => {
             let target = String::from_utf8_lossy(&read(entry)?).into_owned();
             let resolved =
@@ -179,12 +239,65 @@ fn extract_one(
                 .iter()
                 .find(|e| e.path == resolved)
                 .ok_or(Unusable::Symlink { target })?;
-            let mut parsed = parse_skill(&read(target_entry)?, options)?;
-            parsed.findings.push(Finding::file(
+            let alias = Finding::file(
                 WarningClass::SymlinkAlias,
                 format!("symlink to {resolved}; indexed as an alias of that file"),
-            ));
-            Ok(parsed)
+            );
+            Ok((read(target_entry)?, Some(alias)))
         }
+    }
+}
+
+/// Reads the files `entry`'s folder ships, whole, and runs the risk rules
+/// and the content key over them and `skill_md`. A file that cannot be
+/// read is left out of both, with a finding that names it.
+fn scan_skill(
+    reader: &FileReader,
+    entry: &Entry,
+    skill_md: &[u8],
+    context: &ExtractContext<'_>,
+) -> Scanned {
+    let folder = folder_of(&entry.path);
+    let shipped = context
+        .shipped
+        .get(&entry.path)
+        .map_or(&[][..], Vec::as_slice);
+    let mut findings = Vec::new();
+    let mut contents: Vec<(&str, Vec<u8>, bool)> = Vec::with_capacity(shipped.len());
+    for file in shipped.iter().filter(|f| f.kind == EntryKind::File) {
+        let relative = match folder {
+            "" => file.path.as_str(),
+            folder => file.path.get(folder.len() + 1..).unwrap_or(&file.path),
+        };
+        match reader.read(file) {
+            Ok(bytes) => contents.push((relative, bytes, file.executable)),
+            Err(error) => findings.push(Finding::file(
+                WarningClass::ShippedUnreadable,
+                format!("{relative} could not be read for the risk rules: {error}"),
+            )),
+        }
+    }
+    let mut files = vec![SkillFile {
+        path: "SKILL.md",
+        bytes: skill_md,
+        executable: entry.executable,
+    }];
+    files.extend(contents.iter().map(|(path, bytes, executable)| SkillFile {
+        path,
+        bytes,
+        executable: *executable,
+    }));
+    let risk = crate::validate::risk::risk(&SkillFiles {
+        repo: context.repo,
+        files: &files,
+    });
+    let parts: Vec<(String, [u8; 32])> = contents
+        .iter()
+        .map(|(path, bytes, _)| file_part(path, bytes))
+        .collect();
+    Scanned {
+        risk,
+        content_key: content_key(&String::from_utf8_lossy(skill_md), &parts),
+        findings,
     }
 }

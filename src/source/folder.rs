@@ -102,16 +102,33 @@ pub(super) fn list(root: &Path) -> Result<Vec<Entry>, SourceError> {
             } else {
                 continue;
             };
+            let executable = kind == EntryKind::File && is_executable(&item);
             entries.push(Entry {
                 path,
                 path_is_utf8: utf8,
                 kind,
                 object: ObjectRef::File(item.path()),
+                executable,
             });
         }
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(entries)
+}
+
+/// Whether a folder's file has an execute bit set (never elsewhere than Unix).
+fn is_executable(item: &std::fs::DirEntry) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        item.metadata()
+            .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = item;
+        false
+    }
 }
 
 /// The modification time of each of `paths` below `root` that has one.

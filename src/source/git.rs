@@ -133,6 +133,7 @@ impl GitSource {
                     path_is_utf8,
                     kind,
                     object: ObjectRef::Blob(item.id),
+                    executable: item.executable,
                 });
             }
         }
@@ -157,6 +158,7 @@ struct TreeItem {
     name: Vec<u8>,
     kind: TreeItemKind,
     id: gix::ObjectId,
+    executable: bool,
 }
 
 /// Decoded trees by id, with the listing that last used each: a tree id
@@ -201,6 +203,7 @@ fn decode_tree(
             name: item.filename().to_vec(),
             kind,
             id: item.oid().to_owned(),
+            executable: mode.is_executable(),
         });
     }
     Ok(items.into())
@@ -225,6 +228,7 @@ impl GitSource {
             path_is_utf8: true,
             kind,
             object: ObjectRef::Blob(found.object_id()),
+            executable: found.mode().is_executable(),
         }))
     }
 }

@@ -17,6 +17,7 @@ mod history;
 pub mod identity;
 pub mod network;
 mod parent_diff;
+mod reader;
 mod revision;
 
 use std::collections::HashMap;
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 pub use folder::FOLDER_VERSION_PREFIX;
 pub use history::{Change, KnownChanges};
 pub use parent_diff::{FileChange, ParentChanges};
+pub use reader::FileReader;
 
 /// A source could not be opened or read.
 #[derive(Debug, thiserror::Error)]
@@ -123,6 +125,8 @@ pub struct Entry {
     pub kind: EntryKind,
     /// Where its bytes are.
     pub object: ObjectRef,
+    /// Its mode is executable (git's `100755`, a file's `x` bits).
+    pub executable: bool,
 }
 
 /// The kinds of entry a build cares about.
@@ -415,45 +419,6 @@ impl Snapshot {
         match &self.inner {
             Inner::Git(source) => FileReader::Git(Box::new(source.thread_local())),
             Inner::Folder(_) => FileReader::Folder,
-        }
-    }
-}
-
-/// Reads the bytes of entries (a symlink's bytes are its target path).
-pub enum FileReader {
-    /// Reads blobs from a git object database.
-    Git(Box<gix::Repository>),
-    /// Reads files from disk.
-    Folder,
-}
-
-impl FileReader {
-    /// The bytes of `entry`.
-    pub fn read(&self, entry: &Entry) -> Result<Vec<u8>, SourceError> {
-        match (&entry.object, self) {
-            (ObjectRef::Blob(id), FileReader::Git(repo)) => repo
-                .find_object(*id)
-                .map(|object| object.detach().data)
-                .map_err(|e| SourceError::Git {
-                    source_name: entry.path.clone(),
-                    message: e.to_string(),
-                }),
-            (ObjectRef::File(path), _) => {
-                let io = |error| SourceError::Io {
-                    path: entry.path.clone(),
-                    error,
-                };
-                match entry.kind {
-                    EntryKind::File => std::fs::read(path).map_err(io),
-                    EntryKind::Symlink => std::fs::read_link(path)
-                        .map(|target| target.to_string_lossy().into_owned().into_bytes())
-                        .map_err(io),
-                }
-            }
-            (ObjectRef::Blob(_), FileReader::Folder) => Err(SourceError::Git {
-                source_name: entry.path.clone(),
-                message: "a git blob was read through a folder reader".into(),
-            }),
         }
     }
 }

@@ -18,6 +18,10 @@ pub struct FileChange {
     pub before: Option<EntryKind>,
     /// What it is now; `None` where the commit removed it.
     pub after: Option<Entry>,
+    /// Only its executable bit changed: its bytes, and so its date, are
+    /// as they were (the history walk that dates files sees no change),
+    /// but what its skill ships is not.
+    pub mode_only: bool,
 }
 
 /// The files a commit changed since its first parent.
@@ -70,14 +74,18 @@ fn diff_files(
     out: &mut Vec<FileChange>,
 ) -> Result<(), String> {
     for_each_pair(repo, old, new, |before, after| {
-        // The same object of the same kind: an executable bit alone is no
-        // change (the history walk that dates files sees none either).
+        // The same object of the same kind: no change of bytes (an
+        // executable bit alone is reported as `mode_only`).
         let same = |a: &TreeEntry<'_>, b: &TreeEntry<'_>| {
             a.1 == b.1 && a.2.is_tree() == b.2.is_tree() && file_kind(a.2) == file_kind(b.2)
         };
+        let mut mode_only = false;
         if let (Some(a), Some(b)) = (before, after) {
             if same(a, b) {
-                return Ok(());
+                if a.2.is_tree() || a.2.is_executable() == b.2.is_executable() {
+                    return Ok(());
+                }
+                mode_only = true;
             }
         }
         let name = before.or(after).map(|e| e.0).unwrap_or_default();
@@ -98,6 +106,7 @@ fn diff_files(
                     path_is_utf8,
                     kind,
                     object: ObjectRef::Blob(a.1),
+                    executable: a.2.is_executable(),
                 })
             });
             if before_kind.is_some() || after_entry.is_some() {
@@ -105,6 +114,7 @@ fn diff_files(
                     path: prefix.to_str_lossy().into_owned(),
                     before: before_kind,
                     after: after_entry,
+                    mode_only,
                 });
             }
             Ok(())

@@ -39,11 +39,14 @@ pub enum WarningClass {
     SymlinkAlias,
     /// `.claude-plugin/marketplace.json` could not be read.
     MarketplaceInvalid,
+    /// A file the skill ships could not be read (left out of its risk
+    /// findings and content key).
+    ShippedUnreadable,
 }
 
 impl WarningClass {
     /// Every class, for `--help` and validation of `--strict` names.
-    pub const ALL: [WarningClass; 16] = [
+    pub const ALL: [WarningClass; 17] = [
         Self::FrontmatterRecovered,
         Self::FrontmatterNotMapping,
         Self::FrontmatterMissing,
@@ -60,6 +63,7 @@ impl WarningClass {
         Self::MarkdownFallback,
         Self::SymlinkAlias,
         Self::MarketplaceInvalid,
+        Self::ShippedUnreadable,
     ];
 
     /// Stable kebab-case name.
@@ -81,6 +85,7 @@ impl WarningClass {
             Self::MarkdownFallback => "markdown-fallback",
             Self::SymlinkAlias => "symlink-alias",
             Self::MarketplaceInvalid => "marketplace-invalid",
+            Self::ShippedUnreadable => "shipped-unreadable",
         }
     }
 

@@ -213,6 +213,7 @@ mod tests {
             path_is_utf8: true,
             kind: EntryKind::File,
             object: ObjectRef::File(path.into()),
+            executable: false,
         }
     }
 
@@ -291,6 +292,7 @@ mod tests {
             path_is_utf8: true,
             kind: EntryKind::File,
             object: ObjectRef::File(path.into()),
+            executable: false,
         };
         let entries = vec![entry("b/SKILL.md"), entry("README.md"), entry("a/SKILL.md")];
         let found: Vec<&str> = skill_entries(&entries, &rules())

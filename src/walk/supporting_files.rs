@@ -12,6 +12,7 @@ use agentfinder_skills_reader::contract::{Ships, MAX_SUPPORTING_FILES};
 use sha2::{Digest, Sha256};
 
 use super::WalkRules;
+use crate::source::{Entry, ObjectRef};
 
 /// The folder a file is in (`""` at the root).
 pub fn folder_of(path: &str) -> &str {
@@ -121,13 +122,22 @@ pub fn listed(files: &[String]) -> Vec<String> {
     files.iter().take(MAX_SUPPORTING_FILES).cloned().collect()
 }
 
-/// A digest of a folder's file list, for the entry key: a skill whose
-/// folder gained, lost or renamed a file is built again.
-pub fn digest(files: &[String]) -> String {
+/// A digest of a folder's files (path, object and executable bit), for
+/// the entry key: a skill whose folder gained, lost, renamed, changed or
+/// made executable a file is built again (its risk findings and content
+/// key are made from them).
+pub fn digest(files: &[Entry]) -> String {
     let mut hash = Sha256::new();
     for file in files {
-        hash.update((file.len() as u64).to_le_bytes());
-        hash.update(file.as_bytes());
+        let object = match &file.object {
+            ObjectRef::Blob(id) => id.to_string(),
+            ObjectRef::File(path) => path.display().to_string(),
+        };
+        for field in [file.path.as_bytes(), object.as_bytes()] {
+            hash.update((field.len() as u64).to_le_bytes());
+            hash.update(field);
+        }
+        hash.update([u8::from(file.executable)]);
     }
     hex::encode(hash.finalize())
 }
@@ -213,11 +223,22 @@ mod tests {
     }
 
     #[test]
-    fn the_digest_follows_the_list() {
-        let a = vec!["a/b".to_string(), "c".to_string()];
-        let b = vec!["a".to_string(), "b/c".to_string()];
+    fn the_digest_follows_paths_objects_and_modes() {
+        let file = |path: &str, id: u8, executable: bool| Entry {
+            path: path.into(),
+            path_is_utf8: true,
+            kind: crate::source::EntryKind::File,
+            object: ObjectRef::Blob(gix::ObjectId::from_bytes_or_panic(&[id; 20])),
+            executable,
+        };
+        let a = vec![file("s/a/b", 1, false), file("s/c", 2, false)];
+        let b = vec![file("s/a", 1, false), file("s/b/c", 2, false)];
         assert_ne!(digest(&a), digest(&b));
         assert_eq!(digest(&a), digest(&a.clone()));
         assert_ne!(digest(&a), digest(&a[..1]));
+        let changed = vec![file("s/a/b", 3, false), file("s/c", 2, false)];
+        assert_ne!(digest(&a), digest(&changed));
+        let executable = vec![file("s/a/b", 1, true), file("s/c", 2, false)];
+        assert_ne!(digest(&a), digest(&executable));
     }
 }

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use agentfinder_skills_reader::results::Hit;
 use agentfinder_skills_reader::rules::copies::{card_text, name_key};
+use agentfinder_skills_reader::seen::location as copy_at;
 
 /// Other locations of a result's copies listed in its `also_at`.
 pub const ALSO_AT: usize = 20;
@@ -53,9 +54,10 @@ pub fn name_first(query: &str, hits: Vec<Hit>) -> Vec<Hit> {
     named
 }
 
-/// When the pipeline first saw each content (`content_key` -> RFC 3339
-/// time), as the store records it: what tells an original from a copy
-/// made after it, where a git date, which anyone can set, cannot.
+/// When the pipeline first saw each copy of a content (by
+/// [`copy_at`]: source, path and `content_key`; RFC 3339 times), as the
+/// store records it: what tells an original from a copy made after it,
+/// where a git date, which anyone can set, cannot.
 pub type FirstSeen = HashMap<String, String>;
 
 /// Ranked hits, one per skill, as at most `limit` results: hits of one
@@ -127,7 +129,13 @@ fn fold_keys(hit: &Hit) -> Vec<String> {
 /// A git date, which any copy can set, decides nothing.
 pub fn shown(copies: &[Hit], first_seen: &FirstSeen) -> usize {
     let official = |hit: &Hit| hit.text("trust") == "official";
-    let seen = |hit: &Hit| first_seen.get(hit.text("content_key")).map(String::as_str);
+    let seen = |hit: &Hit| {
+        let (path, key) = (hit.text("path"), hit.text("content_key"));
+        first_seen
+            .get(&copy_at(hit.text("source"), path, key))
+            .or_else(|| first_seen.get(&copy_at("", path, key)))
+            .map(String::as_str)
+    };
     (0..copies.len())
         .min_by(|&a, &b| {
             let (x, y) = (&copies[a], &copies[b]);
@@ -239,22 +247,28 @@ mod tests {
         assert_eq!(paths(&results), ["skills/pdf", "skills/docx"]);
         assert_eq!(results[0].hit.score, 0.9, "at the best rank");
         assert_eq!(results[0].also_at[0]["path"], "copies/pdf-official");
-        // ... then when the pipeline first saw the content.
-        let first_seen: FirstSeen = [("c1".to_string(), "2026-03-01T00:00:00Z".to_string())].into();
-        let mut seen_first = hits.clone();
-        seen_first[0] = with(seen_first[0].clone(), "content_key", json!("c0"));
-        seen_first[1] = with(seen_first[1].clone(), "skill_name", json!("pdf-official"));
-        seen_first[1] = with(
-            seen_first[1].clone(),
-            "skill_description",
-            json!("The best PDF skill"),
-        );
-        let results = fold(seen_first, 10, &first_seen);
+        // ... then when the pipeline first met each copy where it is
+        // (copies share a content key: where they are tells them apart).
+        let first_seen: FirstSeen = [
+            ("skills/pdf", "2026-03-01T00:00:00Z"),
+            ("copies/pdf-official", "2026-03-02T00:00:00Z"),
+        ]
+        .map(|(path, time)| (copy_at("s", path, "c1"), time.to_string()))
+        .into();
+        let results = fold(hits.clone(), 10, &first_seen);
         assert_eq!(
             paths(&results)[0],
             "skills/pdf",
             "seen first, though ranked second"
         );
+        // A single-source store's own record names no source.
+        let own: FirstSeen = [
+            ("skills/pdf", "2026-03-01T00:00:00Z"),
+            ("copies/pdf-official", "2026-03-03T00:00:00Z"),
+        ]
+        .map(|(path, time)| (copy_at("", path, "c1"), time.to_string()))
+        .into();
+        assert_eq!(paths(&fold(hits, 10, &own))[0], "skills/pdf");
     }
 
     #[test]

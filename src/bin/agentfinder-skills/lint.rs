@@ -3,8 +3,9 @@
 use crate::args::LintArgs;
 use crate::{exit, load_config, Failure};
 
-/// `lint`: the findings of each SKILL.md below a path, then the counts;
-/// exit 1 when any breaks the Agent Skills specification.
+/// `lint`: the findings of each SKILL.md below a path (and the risk rules'
+/// over every file a skill ships), then the counts; exit 1 when any breaks
+/// the Agent Skills specification or is a risk at `high` or worse.
 pub fn run_lint(args: &LintArgs, config_path: Option<&std::path::Path>) -> Result<(), Failure> {
     let config = load_config(config_path)?;
     let report = agentfinder_skills::lint::lint(&args.path, &config)
@@ -16,12 +17,25 @@ pub fn run_lint(args: &LintArgs, config_path: Option<&std::path::Path>) -> Resul
     } else {
         for f in &report.findings {
             let at = f.line.map_or(String::new(), |line| format!(":{line}"));
-            let rule = if f.spec {
-                ""
-            } else {
-                " (not a specification rule)"
-            };
-            println!("{}{at}: {}: {}{rule}", f.path, f.class, f.message);
+            match &f.excerpt {
+                // A risk finding: its severity first, then the evidence.
+                Some(excerpt) => println!(
+                    "{}{at}: {} {}: {} [{}]",
+                    f.path,
+                    f.severity,
+                    f.class,
+                    f.message,
+                    agentfinder_skills_serve::present::text::clean(excerpt, 200)
+                ),
+                None => {
+                    let rule = if f.spec {
+                        ""
+                    } else {
+                        " (not a specification rule)"
+                    };
+                    println!("{}{at}: {}: {}{rule}", f.path, f.class, f.message);
+                }
+            }
         }
         let counts: Vec<String> = report
             .counts
