@@ -9,6 +9,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use agentfinder_skills_engine::Embedded;
+use agentfinder_skills_reader::contract::Severity;
 use agentfinder_skills_reader::meili::{self, MeiliConfig, MeiliError, SyncOptions};
 use agentfinder_skills_reader::seen;
 use agentfinder_skills_reader::store::{Store, StoreOptions};
@@ -94,6 +95,7 @@ impl Searcher {
         q: &str,
         limit: usize,
         source: Option<&str>,
+        max_risk: Option<Severity>,
         sections: usize,
         arrived: Instant,
     ) -> Result<Answer, String> {
@@ -105,6 +107,7 @@ impl Searcher {
             semantic_ratio: Some(settings.semantic_ratio),
             sections,
             first_seen: self.first_seen.read().ok().and_then(|s| s.clone()),
+            max_risk,
             ..Asked::default()
         };
         let mut notice = None;

@@ -16,6 +16,7 @@ use clap::Args;
 use agentfinder_skills_reader::artifact::read_success;
 use agentfinder_skills_reader::cli::{exit, index_name, seconds, CommandFailure, MeiliArgs};
 use agentfinder_skills_reader::contract::ArtifactLocation;
+use agentfinder_skills_reader::contract::Severity;
 use agentfinder_skills_reader::meili::MeiliError;
 use agentfinder_skills_reader::outln;
 use agentfinder_skills_reader::sources::{latest_run, list_sources, source_store};
@@ -46,6 +47,11 @@ pub struct FindArgs {
     /// Keyword search only.
     #[arg(long)]
     pub keyword_only: bool,
+    /// Leave out skills whose risk findings reach above this level
+    /// (none, info, low, medium, high, critical), e.g. `medium` to keep
+    /// anything `high` or `critical` away from an agent.
+    #[arg(long, value_name = "LEVEL", value_parser = crate::pipeline::risk_level)]
+    pub max_risk: Option<Severity>,
     /// Weight of semantic results in hybrid search, from 0 to 1.
     #[arg(long, env = "AGENTFINDER_SEMANTIC_RATIO", default_value_t = DEFAULT_SEMANTIC_RATIO)]
     pub semantic_ratio: f32,
@@ -90,6 +96,7 @@ pub async fn run(mut args: FindArgs, defaults: &ServingDefaults) -> Result<u8, C
         semantic_ratio: (!args.keyword_only).then_some(args.semantic_ratio),
         store: args.store.clone(),
         first_seen: super::first_seen(defaults, args.store.as_deref()).await,
+        max_risk: args.max_risk,
         ..Asked::default()
     };
     let deadline = args.deadline.max(Duration::from_millis(1));

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use agentfinder_skills_reader::cli::{exit, index_name, seconds, CommandFailure, MeiliArgs};
+use agentfinder_skills_reader::contract::Severity;
 use agentfinder_skills_reader::outln;
 
 use super::{check_query, check_ratio, ServingDefaults, DEFAULT_SEMANTIC_RATIO};
@@ -56,6 +57,11 @@ pub struct SearchArgs {
     /// Keyword search only, even when vectors are there.
     #[arg(long)]
     pub keyword_only: bool,
+    /// Leave out skills whose risk findings reach above this level
+    /// (none, info, low, medium, high, critical), e.g. `medium` to keep
+    /// anything `high` or `critical` away from an agent.
+    #[arg(long, value_name = "LEVEL", value_parser = crate::pipeline::risk_level)]
+    pub max_risk: Option<Severity>,
     /// Output shape: Agent Finder SearchResults, or TopGun's adapter object
     /// (`{registry, status, reason, results, latency_ms}`; an engine that
     /// cannot answer is status "unavailable" with the reason, exit 0).
@@ -117,6 +123,7 @@ pub async fn run(mut args: SearchArgs, defaults: &ServingDefaults) -> Result<u8,
         all_sections: args.all_sections,
         store: args.store.clone(),
         first_seen: super::first_seen(defaults, args.store.as_deref()).await,
+        max_risk: args.max_risk,
         ..Asked::default()
     };
     if args.format == ResultFormat::Topgun {
@@ -197,8 +204,8 @@ async fn check_source(
 }
 
 /// The short list a person reads: per result, its name, source and
-/// score, the skill's description, the section that matched, and the
-/// link.
+/// score, the skill's description, its risk when above `none`, the
+/// section that matched, and the link.
 fn print_list(answer: &Answer) {
     if answer.results.is_empty() {
         outln!("no skill found");
@@ -218,6 +225,10 @@ fn print_list(answer: &Answer) {
         );
         if !result.description.is_empty() {
             outln!("    {}", shortened(&result.description, 100));
+        }
+        let (level, classes) = result.risk();
+        if level > Severity::None {
+            outln!("    risk: {level} ({})", classes.join(", "));
         }
         if let Some(section) = result
             .sections

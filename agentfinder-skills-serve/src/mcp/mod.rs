@@ -55,6 +55,10 @@ pub struct SearchSkillsArgs {
     pub limit: Option<u32>,
     /// Only skills of this source id (see list_sources).
     pub source: Option<String>,
+    /// Leave out skills whose risk findings reach above this level: one of
+    /// none, info, low, medium, high, critical (e.g. "medium" keeps high
+    /// and critical skills out).
+    pub max_risk: Option<String>,
 }
 
 /// `get_skill`'s arguments: `id`, or `source` and `path`.
@@ -115,11 +119,18 @@ impl SkillTools {
         }
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT) as usize;
         let source = args.source.as_deref().filter(|s| !s.is_empty());
+        let max_risk = match args.max_risk.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(text) => match crate::pipeline::risk_level(text) {
+                Ok(level) => Some(level),
+                Err(e) => return failure(format!("`max_risk`: {e}")),
+            },
+        };
         let arrived = Instant::now();
         self.bounded(async {
             let answer = self
                 .searcher
-                .search(query, limit, source, SECTIONS_PER_SKILL, arrived)
+                .search(query, limit, source, max_risk, SECTIONS_PER_SKILL, arrived)
                 .await
                 .map_err(|why| format!("no engine can answer: {why}"))?;
             Ok(search_answer(query, &answer))

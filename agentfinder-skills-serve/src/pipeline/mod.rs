@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! candidates (Meilisearch's page | the embedded engine's ranking)
+//!   -> none above the risk level asked for                 (within_risk)
 //!   -> the shared rules the engine did not apply itself   (rules)
 //!   -> skills named as the query first                    (fold::name_first)
 //!   -> copies folded into one result                      (fold::fold)
@@ -19,8 +20,9 @@ pub mod rules;
 use std::time::Instant;
 
 use agentfinder_skills_engine::{Embedded, Query};
+use agentfinder_skills_reader::contract::Severity;
 use agentfinder_skills_reader::meili::{MeiliConfig, MeiliError};
-use agentfinder_skills_reader::results::{Candidates, MatchStrength};
+use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength};
 
 use fold::Folded;
 use rules::Rules;
@@ -97,6 +99,9 @@ pub struct Asked {
     /// When the pipeline first saw each content, as the store records it
     /// (which copy of a skill is shown; [`fold::shown`]).
     pub first_seen: Option<std::sync::Arc<fold::FirstSeen>>,
+    /// Leave out skills whose risk level (`signals.risk.level`) is above
+    /// this one; `None` keeps every level.
+    pub max_risk: Option<Severity>,
 }
 
 /// Why an engine gave no candidates.
@@ -161,6 +166,7 @@ pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchErro
             (found, Rules::NONE)
         }
     };
+    let candidates = within_risk(candidates, asked.max_risk);
     let mut ranked = if asked.all_sections {
         unfolded(candidates, asked.limit)
     } else {
@@ -195,6 +201,33 @@ pub fn rank(
     }
 }
 
+/// The risk level of a hit's skill: `signals.risk.level` (`none` where the
+/// artifact has no risk findings, as before schema 7).
+pub fn hit_risk(hit: &Hit) -> Severity {
+    hit.document
+        .pointer("/signals/risk/level")
+        .and_then(serde_json::Value::as_str)
+        .and_then(Severity::parse)
+        .unwrap_or_default()
+}
+
+/// A risk level as a person or an agent names it (`--max-risk`,
+/// `max_risk`): any case; the error lists the levels.
+pub fn risk_level(text: &str) -> Result<Severity, String> {
+    Severity::parse(text).ok_or_else(|| {
+        format!("{text:?} is not a risk level: use none, info, low, medium, high or critical")
+    })
+}
+
+/// `candidates` without the hits above `max` (all of them without one).
+/// Before folding, so a risky copy is not listed in a result's `also_at`.
+pub fn within_risk(mut candidates: Candidates, max: Option<Severity>) -> Candidates {
+    if let Some(max) = max {
+        candidates.hits.retain(|hit| hit_risk(hit) <= max);
+    }
+    candidates
+}
+
 /// Every hit as it came, each its own result (`--all-sections`).
 fn unfolded(candidates: Candidates, limit: usize) -> Ranked {
     Ranked {
@@ -226,7 +259,6 @@ pub fn meili_filter(filter: Option<&str>, source: Option<&str>) -> Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentfinder_skills_reader::results::Hit;
     use serde_json::json;
 
     fn candidates(content: &str, similarity: f64) -> Candidates {
@@ -238,6 +270,42 @@ mod tests {
             strength: Some(MatchStrength::of(similarity)),
             fallback: None,
         }
+    }
+
+    #[test]
+    fn hits_above_the_risk_asked_for_are_left_out_and_none_is_the_default() {
+        let hit = |name: &str, level: Option<&str>| {
+            let mut doc = json!({"skill_name": name});
+            if let Some(level) = level {
+                doc["signals"] = json!({"risk": {"level": level}});
+            }
+            Hit::new(doc, 0.5)
+        };
+        let candidates = Candidates {
+            hits: vec![
+                hit("bad", Some("critical")),
+                hit("old", None),
+                hit("hf", Some("medium")),
+                hit("odd", Some("high")),
+            ],
+            strength: None,
+            fallback: None,
+        };
+        let names = |c: Candidates| -> Vec<String> {
+            c.hits
+                .iter()
+                .map(|h| h.text("skill_name").to_string())
+                .collect()
+        };
+        assert_eq!(names(within_risk(candidates.clone(), None)).len(), 4);
+        assert_eq!(
+            names(within_risk(candidates.clone(), Some(Severity::Medium))),
+            ["old", "hf"]
+        );
+        assert_eq!(
+            names(within_risk(candidates, Some(Severity::None))),
+            ["old"]
+        );
     }
 
     #[test]

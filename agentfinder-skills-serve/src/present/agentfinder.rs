@@ -65,7 +65,7 @@ pub struct SearchMetadata {
 /// The fields of the results a skill's author wrote (a third party): what
 /// `serve`'s `/search` says is untrusted, so a consumer that hands them to
 /// an agent can mark them.
-pub const UNTRUSTED_FIELDS: [&str; 8] = [
+pub const UNTRUSTED_FIELDS: [&str; 9] = [
     "results[].identifier",
     "results[].displayName",
     "results[].description",
@@ -74,6 +74,7 @@ pub const UNTRUSTED_FIELDS: [&str; 8] = [
     "results[].metadata.path",
     "results[].metadata.skillKey",
     "results[].metadata.alsoAt",
+    "results[].metadata.signals.risk.findings[].excerpt",
 ];
 
 /// What `/search` says of [`UNTRUSTED_FIELDS`].

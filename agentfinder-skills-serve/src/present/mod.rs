@@ -11,7 +11,7 @@ pub mod topgun;
 
 use serde_json::{Map, Value};
 
-use agentfinder_skills_reader::contract::{skill_key_of, KIND_SECTION};
+use agentfinder_skills_reader::contract::{skill_key_of, Severity, KIND_SECTION};
 #[cfg(doc)]
 use agentfinder_skills_reader::results::Hit;
 use agentfinder_skills_reader::results::MatchStrength;
@@ -79,6 +79,30 @@ pub struct Presented {
     pub at_or_before: bool,
     /// sha256 of the SKILL.md bytes.
     pub content_sha: Option<String>,
+}
+
+impl Presented {
+    /// Its risk level (`signals.risk.level`; `none` without findings) and
+    /// the classes of its findings at that level.
+    pub fn risk(&self) -> (Severity, Vec<String>) {
+        let risk = self.signals.as_ref().and_then(|s| s.get("risk"));
+        let level = risk
+            .and_then(|r| r.get("level"))
+            .and_then(Value::as_str)
+            .and_then(Severity::parse)
+            .unwrap_or_default();
+        let mut classes: Vec<String> = risk
+            .and_then(|r| r.get("findings"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|f| f.get("severity").and_then(Value::as_str) == Some(level.as_str()))
+            .filter_map(|f| f.get("class").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        (level, classes)
+    }
 }
 
 /// The results of one search, presented.

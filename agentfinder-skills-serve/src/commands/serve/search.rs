@@ -12,6 +12,7 @@ use super::{error, with_engine, App, DEFAULT_LIMIT, MAX_LIMIT};
 use crate::present::agentfinder::{SearchResult, UNTRUSTED_FIELDS, UNTRUSTED_NOTE};
 use crate::present::topgun::{adapter_response, RegistryStatus};
 use crate::MAX_QUERY_BYTES;
+use agentfinder_skills_reader::contract::Severity;
 
 /// The parameters of a search.
 #[derive(Debug, PartialEq)]
@@ -19,6 +20,7 @@ struct SearchParams {
     q: String,
     limit: usize,
     source: Option<String>,
+    max_risk: Option<Severity>,
     topgun: bool,
 }
 
@@ -29,6 +31,7 @@ fn parse_params(raw: Option<&str>) -> Result<SearchParams, (StatusCode, String)>
     let mut limit = None;
     let mut source = None;
     let mut format = None;
+    let mut max_risk = None;
     for pair in raw.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let value = value.replace('+', " ");
@@ -40,6 +43,7 @@ fn parse_params(raw: Option<&str>) -> Result<SearchParams, (StatusCode, String)>
             "limit" => limit = Some(value),
             "source" => source = Some(value).filter(|s| !s.is_empty()),
             "format" => format = Some(value),
+            "max_risk" => max_risk = Some(value),
             _ => {}
         }
     }
@@ -63,6 +67,12 @@ fn parse_params(raw: Option<&str>) -> Result<SearchParams, (StatusCode, String)>
             Err(_) => return Err(bad(format!("`limit` = {text:?} is not a number"))),
         },
     };
+    let max_risk = match max_risk.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(text) => {
+            Some(crate::pipeline::risk_level(text).map_err(|e| bad(format!("`max_risk`: {e}")))?)
+        }
+    };
     let topgun = match format.as_deref() {
         None | Some("agentfinder") => false,
         Some("topgun") => true,
@@ -76,6 +86,7 @@ fn parse_params(raw: Option<&str>) -> Result<SearchParams, (StatusCode, String)>
         q,
         limit,
         source,
+        max_risk,
         topgun,
     })
 }
@@ -113,6 +124,7 @@ async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response 
             &params.q,
             params.limit,
             params.source.as_deref(),
+            params.max_risk,
             0,
             arrived,
         )
@@ -161,13 +173,17 @@ mod tests {
 
     #[test]
     fn parameters_are_checked() {
-        let ok = parse_params(Some("q=merge+pdf%20files&limit=5&source=hf&format=topgun")).unwrap();
+        let ok = parse_params(Some(
+            "q=merge+pdf%20files&limit=5&source=hf&format=topgun&max_risk=Medium",
+        ))
+        .unwrap();
         assert_eq!(
             ok,
             SearchParams {
                 q: "merge pdf files".into(),
                 limit: 5,
                 source: Some("hf".into()),
+                max_risk: Some(Severity::Medium),
                 topgun: true
             }
         );
@@ -181,6 +197,8 @@ mod tests {
         assert_eq!(status("q=x&limit=0"), StatusCode::BAD_REQUEST);
         assert_eq!(status("q=x&limit=ten"), StatusCode::BAD_REQUEST);
         assert_eq!(status("q=x&format=xml"), StatusCode::BAD_REQUEST);
+        assert_eq!(status("q=x&max_risk=severe"), StatusCode::BAD_REQUEST);
+        assert_eq!(parse_params(Some("q=x&max_risk=")).unwrap().max_risk, None);
         assert_eq!(status("q=%FF%FE"), StatusCode::BAD_REQUEST);
         assert_eq!(
             status(&format!("q={}", "a".repeat(100_000))),
