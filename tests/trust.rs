@@ -163,7 +163,7 @@ fn a_skill_that_runs_a_fetched_payload_is_critical_with_evidence_and_kept_from_t
         .output()
         .unwrap();
     assert!(
-        stdout(&out).contains("risk: critical (decode-execute, download-execute)"),
+        stdout(&out).contains("risk: critical (decode-execute)"),
         "{}",
         stdout(&out)
     );

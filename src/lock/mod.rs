@@ -107,6 +107,8 @@ pub struct StoreLock {
     pub exclusive: bool,
     lease: Arc<Lease>,
     heartbeat: Option<tokio::task::JoinHandle<()>>,
+    /// Given up by [`StoreLock::release`] (else dropping it gives it up).
+    released: bool,
 }
 
 /// Tells a lock's holder whether it may still write (see [`StoreLock::guard`]).
@@ -308,6 +310,7 @@ impl StoreLock {
             exclusive,
             lease,
             heartbeat: Some(heartbeat),
+            released: false,
         }
     }
 
@@ -327,34 +330,57 @@ impl StoreLock {
         if let Some(heartbeat) = self.heartbeat.take() {
             heartbeat.abort();
         }
-        if self.lease.lost().is_some() {
-            return;
-        }
-        let Ok(Some((record, version))) = read_record(&self.store, &self.path).await else {
-            return;
-        };
-        if record.as_ref().is_none_or(|r| r.token != self.token) {
-            return;
-        }
-        let released = LockRecord {
-            purpose: "released".into(),
-            expires_at: 0,
-            ..record.unwrap_or_else(|| LockRecord::new("released", Duration::ZERO))
-        };
-        match put(&self.store, &self.path, &released, PutMode::Update(version)).await {
-            Ok(()) | Err(object_store::Error::Precondition { .. }) => {}
-            Err(_) => {
-                let _ = self.store.inner.delete(&self.path).await;
-            }
+        self.released = true;
+        give_up(&self.store, &self.path, &self.token, &self.lease).await;
+    }
+}
+
+/// Gives the lock at `path` up if `token` still holds it (see
+/// [`StoreLock::release`]).
+async fn give_up(store: &Store, path: &Path, token: &str, lease: &Lease) {
+    if lease.lost().is_some() {
+        return;
+    }
+    let Ok(Some((record, version))) = read_record(store, path).await else {
+        return;
+    };
+    if record.as_ref().is_none_or(|r| r.token != token) {
+        return;
+    }
+    let released = LockRecord {
+        purpose: "released".into(),
+        expires_at: 0,
+        ..record.unwrap_or_else(|| LockRecord::new("released", Duration::ZERO))
+    };
+    match put(store, path, &released, PutMode::Update(version)).await {
+        Ok(()) | Err(object_store::Error::Precondition { .. }) => {}
+        Err(_) => {
+            let _ = store.inner.delete(path).await;
         }
     }
 }
 
 impl Drop for StoreLock {
+    /// A lock dropped unreleased (its work stopped by a timeout, or a
+    /// panic) is given up in the background on the runtime it was taken
+    /// on, so a retry need not wait out its lease.
     fn drop(&mut self) {
         if let Some(heartbeat) = self.heartbeat.take() {
             heartbeat.abort();
         }
+        if self.released {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return; // no runtime left: the lease runs out instead
+        };
+        let (store, path, token, lease) = (
+            self.store.clone(),
+            self.path.clone(),
+            std::mem::take(&mut self.token),
+            self.lease.clone(),
+        );
+        runtime.spawn(async move { give_up(&store, &path, &token, &lease).await });
     }
 }
 

@@ -171,3 +171,21 @@ fn a_lock_that_keeps_changing_is_given_up_at_the_deadline_without_spinning() {
         other => panic!("{other}"),
     }
 }
+
+#[tokio::test]
+async fn a_lock_dropped_unreleased_is_given_up_without_waiting_out_its_lease() {
+    let (_dir, store) = store();
+    // Work holding the lock is stopped by a timeout: the future, and the
+    // lock in it, are dropped, never released.
+    let stopped = tokio::time::timeout(Duration::from_millis(50), async {
+        let _held = StoreLock::acquire(&store, "latest", "build", quick())
+            .await
+            .unwrap();
+        std::future::pending::<()>().await;
+    })
+    .await;
+    assert!(stopped.is_err());
+    // The lease is 60 s; a retry waits at most 300 ms, and gets it.
+    let retry = StoreLock::acquire(&store, "latest", "build", quick()).await;
+    assert!(retry.is_ok(), "{:?}", retry.err().map(|e| e.to_string()));
+}
