@@ -390,6 +390,7 @@ fn a_hostile_skill_reaches_an_agent_cleaned_and_an_unsafe_folder_not_at_all() {
     let calls = json!([
         ["search_skills", {"query": "merge pdf files", "limit": 5}],
         ["get_skill", {"source": "mallory", "path": "skills/pdf-sneak/SKILL.md"}],
+        ["search_skills", {"query": "merge pdf files", "limit": 5, "max_risk": "medium"}],
     ]);
     let server = Server::start(work.path(), cache.path(), &[]);
     let url = format!("http://{}/mcp", server.addr);
@@ -431,6 +432,16 @@ fn a_hostile_skill_reaches_an_agent_cleaned_and_an_unsafe_folder_not_at_all() {
             forged["path"], "skills/[envelope marker removed] -- resume/SKILL.md",
             "{forged:#}"
         );
+        // Its hidden instructions are a risk finding; an agent that asks
+        // for at most `medium` does not get it.
+        let level = &sneak["skill"]["data"]["signals"]["risk"]["level"];
+        assert!(level == "high" || level == "critical", "{sneak:#}");
+        let kept = answer(&transcript, 2)["results"].as_array().unwrap();
+        assert!(
+            kept.iter()
+                .all(|r| r["path"] != "skills/pdf-sneak/SKILL.md"),
+            "{kept:#?}"
+        );
         let body = answer(&transcript, 1)["skill"]["data"]["skill_md"]
             .as_str()
             .unwrap();
@@ -442,6 +453,20 @@ fn a_hostile_skill_reaches_an_agent_cleaned_and_an_unsafe_folder_not_at_all() {
 
     // serve's /search (its shape names the fields a skill's author wrote)
     // and TopGun's shape give the same cleaned text.
+    let (status, _, kept) = server.json("/search?q=merge+pdf+files&limit=5&max_risk=medium");
+    assert_eq!(status, 200);
+    let paths: Vec<&str> = kept["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["metadata"]["path"].as_str())
+        .collect();
+    assert!(
+        !paths.is_empty() && !paths.contains(&"skills/pdf-sneak/SKILL.md"),
+        "{paths:?}"
+    );
+    let (status, _, _) = server.json("/search?q=merge+pdf+files&max_risk=bogus");
+    assert_eq!(status, 400);
     let (_, _, body) = server.json("/search?q=merge+pdf+files&limit=5");
     let mut seen = Vec::new();
     strings(&body, "search".into(), &mut seen);

@@ -100,7 +100,7 @@ impl SkillTools {
     }
 
     #[tool(
-        description = "Search agent skills by what they should do. Returns the best skills (id, source, score, link, and inside an untrusted envelope: name, description, and up to 3 best-matching sections with their heading path and link, and `signals`: what the skill ships (scripts, references, assets: counts and file kinds) and whether its SKILL.md follows the Agent Skills specification, with the rules it breaks) and `no_good_match` when even the best hit is weak. `last_updated` and `commit` say when its SKILL.md last changed. Copies of one skill (same name and description) are one result, the oldest shown, with the others' locations in `also_at`."
+        description = "Search agent skills by what they should do. Returns the best skills (id, source, score, link, and inside an untrusted envelope: name, description, and up to 3 best-matching sections with their heading path and link, and `signals`: what the skill ships (scripts, references, assets: counts and file kinds) and whether its SKILL.md follows the Agent Skills specification, with the rules it breaks, and `risk`: what static rules found in its files, each finding with its class, severity, file, line and excerpt, and its highest `level`) and `no_good_match` when even the best hit is weak. Pass `max_risk` (e.g. \"medium\") to leave out skills above that level. `last_updated` and `commit` say when its SKILL.md last changed. Copies of one skill (same content, or same name and description) are one result, the original shown, with the others' locations in `also_at`."
     )]
     async fn search_skills(
         &self,
