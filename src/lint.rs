@@ -17,7 +17,7 @@ use crate::parse::parse_skill;
 use crate::source::Entry;
 use crate::source::{list_folder, ObjectRef, SourceError};
 use crate::validate::diagnostics::Finding;
-use crate::validate::risk::{RiskFinding, Severity, SkillFile, SkillFiles};
+use crate::validate::risk::{scan_folder, RiskFinding, Severity};
 use crate::validate::{check_skill, SPEC_CLASSES};
 use crate::walk::supporting_files::{folder_files, folder_of};
 use crate::walk::{skill_entries, skill_folder, GlobError, WalkRules};
@@ -216,20 +216,7 @@ fn risk_findings(
             }),
         }
     }
-    let mut files = vec![SkillFile {
-        path: "SKILL.md",
-        bytes,
-        executable: skill.executable,
-    }];
-    files.extend(contents.iter().map(|(path, bytes, executable)| SkillFile {
-        path,
-        bytes,
-        executable: *executable,
-    }));
-    let scanned = crate::validate::risk::scan(&SkillFiles {
-        repo: config.repo(),
-        files: &files,
-    });
+    let scanned = scan_folder(config.repo(), (bytes, skill.executable), &contents);
     findings.extend(scanned.into_iter().map(|f| risk_finding(&in_folder, f)));
     findings
 }

@@ -107,21 +107,6 @@ fn sixteen_clients(server: &Server, per_client: usize) -> Duration {
     slowest
 }
 
-/// A `pipeline.toml` in `work` with one `[[sources]]` per (id, repository,
-/// extra lines).
-fn sources_config(work: &Path, sources: &[(&str, &GitRepo, &str)]) {
-    let text: String = sources
-        .iter()
-        .map(|(id, repo, extra)| {
-            format!(
-                "[[sources]]\nid = \"{id}\"\nlocation = \"{}\"\n{extra}\n",
-                repo.path().display()
-            )
-        })
-        .collect();
-    std::fs::write(work.join("pipeline.toml"), text).unwrap();
-}
-
 fn embed_config(work: &Path, model: &Path) {
     std::fs::write(
         work.join("pipeline.toml"),
@@ -271,7 +256,11 @@ fn a_source_that_cannot_be_read_keeps_what_was_served_for_it() {
     let beta = repo_of("https://github.com/b/skills.git", &SKILLS[2..]);
     let work = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
-    sources_config(work.path(), &[("alpha", &alpha, ""), ("beta", &beta, "")]);
+    sources_config(
+        work.path(),
+        &[("alpha", &alpha, ""), ("beta", &beta, "")],
+        "",
+    );
     let out = run(work.path(), &["build", "--no-embed"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let server = Server::start_with(work.path(), cache.path(), &["--refresh", "1"], &[]);
@@ -319,7 +308,7 @@ fn a_source_that_cannot_be_read_keeps_what_was_served_for_it() {
 fn a_timeout_never_tears_latest() {
     let mut alpha = repo_of("https://github.com/a/skills.git", &SKILLS[..2]);
     let work = tempfile::tempdir().unwrap();
-    sources_config(work.path(), &[("alpha", &alpha, "timeout_secs = 4")]);
+    sources_config(work.path(), &[("alpha", &alpha, "timeout_secs = 4")], "");
     let out = run(work.path(), &["build", "--no-embed"]);
     assert!(out.status.success(), "{}", stderr(&out));
     alpha.write(
@@ -412,7 +401,7 @@ fn find_reports_a_source_that_was_never_built() {
     let alpha = repo_of("https://github.com/a/skills.git", SKILLS);
     let work = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
-    sources_config(work.path(), &[("alpha", &alpha, "")]);
+    sources_config(work.path(), &[("alpha", &alpha, "")], "");
     let out = run(work.path(), &["build", "--no-embed"]);
     assert!(out.status.success(), "{}", stderr(&out));
     // What a failed first build leaves: a commit folder without _SUCCESS.
@@ -485,7 +474,11 @@ fn sync_refuses_to_drop_a_loaded_source_it_cannot_read() {
     let alpha = repo_of("https://github.com/a/skills.git", &SKILLS[..2]);
     let beta = repo_of("https://github.com/b/skills.git", &SKILLS[2..]);
     let work = tempfile::tempdir().unwrap();
-    sources_config(work.path(), &[("alpha", &alpha, ""), ("beta", &beta, "")]);
+    sources_config(
+        work.path(),
+        &[("alpha", &alpha, ""), ("beta", &beta, "")],
+        "",
+    );
     let out = run(work.path(), &["build", "--no-embed"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let state = loaded_state(work.path(), &["alpha", "beta"]);

@@ -248,20 +248,10 @@ fn backdated_copy() -> GitRepo {
     repo
 }
 
-/// Writes a `pipeline.toml` in `work` with `sources` (id, repository,
-/// extra lines), no embedding.
+/// A `pipeline.toml` in `work` with `sources` (id, repository, extra
+/// lines), no embedding.
 fn pipeline(work: &Path, sources: &[(&str, &GitRepo, &str)]) {
-    let mut text: String = sources
-        .iter()
-        .map(|(id, repo, extra)| {
-            format!(
-                "[[sources]]\nid = \"{id}\"\nlocation = \"{}\"\n{extra}\n",
-                repo.path().display()
-            )
-        })
-        .collect();
-    text.push_str("[embed]\nenabled = false\n");
-    std::fs::write(work.join("pipeline.toml"), text).unwrap();
+    sources_config(work, sources, "[embed]\nenabled = false\n");
 }
 
 /// The first result for "merge pdf files", and the paths in its `alsoAt`.

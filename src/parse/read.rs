@@ -16,7 +16,7 @@ use super::content_key::{content_key, file_part};
 use super::{parse_skill, ParseOptions, ParsedSkill};
 use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
 use crate::validate::diagnostics::{unsafe_path_char, Finding, Unusable, WarningClass};
-use crate::validate::risk::{Risk, SkillFile, SkillFiles};
+use crate::validate::risk::{scan_folder, Risk};
 use crate::walk::resolve_symlink;
 use crate::walk::supporting_files::folder_of;
 
@@ -277,20 +277,11 @@ fn scan_skill(
             )),
         }
     }
-    let mut files = vec![SkillFile {
-        path: "SKILL.md",
-        bytes: skill_md,
-        executable: entry.executable,
-    }];
-    files.extend(contents.iter().map(|(path, bytes, executable)| SkillFile {
-        path,
-        bytes,
-        executable: *executable,
-    }));
-    let risk = crate::validate::risk::risk(&SkillFiles {
-        repo: context.repo,
-        files: &files,
-    });
+    let risk = Risk::of(scan_folder(
+        context.repo,
+        (skill_md, entry.executable),
+        &contents,
+    ));
     let parts: Vec<(String, [u8; 32])> = contents
         .iter()
         .map(|(path, bytes, _)| file_part(path, bytes))

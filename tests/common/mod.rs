@@ -94,6 +94,22 @@ pub fn repo_of(origin: &str, skills: &[(&str, &str, &str)]) -> GitRepo {
     repo
 }
 
+/// A `pipeline.toml` in `work` with one `[[sources]]` per (id, repository,
+/// extra lines), then `tail`.
+pub fn sources_config(work: &Path, sources: &[(&str, &GitRepo, &str)], tail: &str) {
+    let mut text: String = sources
+        .iter()
+        .map(|(id, repo, extra)| {
+            format!(
+                "[[sources]]\nid = \"{id}\"\nlocation = \"{}\"\n{extra}\n",
+                repo.path().display()
+            )
+        })
+        .collect();
+    text.push_str(tail);
+    std::fs::write(work.join("pipeline.toml"), text).unwrap();
+}
+
 /// The binary, kept off the network (a build without a local model would
 /// otherwise try to download one from the Hub) and off the user's models
 /// and Hugging Face cache: a model there would make every build embed with

@@ -155,6 +155,30 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
     engine::scan(skill)
 }
 
+/// The findings over a skill folder's SKILL.md (`skill_md`: its bytes and
+/// executable bit) and the other files it ships (`shipped`: path relative
+/// to the folder, bytes, executable bit), from the repository `repo`.
+pub fn scan_folder(
+    repo: &str,
+    skill_md: (&[u8], bool),
+    shipped: &[(&str, Vec<u8>, bool)],
+) -> Vec<RiskFinding> {
+    let mut files = vec![SkillFile {
+        path: "SKILL.md",
+        bytes: skill_md.0,
+        executable: skill_md.1,
+    }];
+    files.extend(shipped.iter().map(|(path, bytes, executable)| SkillFile {
+        path,
+        bytes,
+        executable: *executable,
+    }));
+    scan(&SkillFiles {
+        repo,
+        files: &files,
+    })
+}
+
 /// The risk of `skill`: its findings and their highest severity.
 pub fn risk(skill: &SkillFiles<'_>) -> Risk {
     Risk::of(scan(skill))
