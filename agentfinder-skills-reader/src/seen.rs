@@ -1,12 +1,12 @@
-//! When the pipeline first saw each copy of a content: the record a store
+//! When the pipeline first met a skill at each place: the record a store
 //! keeps beside its artifacts (`seen.ndjson` of the store and of each
-//! source's store), one line per content key (a skill's SKILL.md body and
-//! shipped files, `content_key` in its documents) and path it was met at.
-//! What tells an original from a copy made after it, where the copy's git
-//! dates, which its author sets, cannot. Kept outside `commits/<id>/`, whose bytes must not depend on
+//! source's store), one line per path, with the content key it held then
+//! (a skill's SKILL.md body and shipped files, `content_key` in its
+//! documents). What tells an original from a copy made after it, where
+//! the copy's git dates, which its author sets, cannot. Kept outside `commits/<id>/`, whose bytes must not depend on
 //! what was built before.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
@@ -44,48 +44,52 @@ pub async fn read_one(store: &Store) -> Result<Vec<Seen>, ReadError> {
         .collect())
 }
 
-/// The key of one copy in [`first_seen`]'s answer: a content at a path
-/// of a source (`""` for a single-source store's own record).
-pub fn location(source: &str, path: &str, content_key: &str) -> String {
-    format!("{source}\n{path}\n{content_key}")
+/// The key of one place in [`first_seen`]'s answer: a path of a source
+/// (`""` for a single-source store's own record).
+pub fn location(source: &str, path: &str) -> String {
+    format!("{source}\n{path}")
 }
 
-/// When each copy of each content was first seen in `store` (its own
-/// record, as source `""`, and every source's), by [`location`]: copies
-/// of one content share its key, so what tells them apart is when each
-/// was first met where it is.
+/// When a skill was first met at each place of `store` (its own record,
+/// as source `""`, and every source's), by [`location`]. Copies of a
+/// content share its key, so what tells them apart is where each is and
+/// since when; an original whose content changes later keeps its place's
+/// first time.
 pub async fn first_seen(store: &Store) -> Result<HashMap<String, String>, ReadError> {
     let mut stores = vec![(String::new(), store.clone())];
     for id in list_sources(store).await.unwrap_or_default() {
         stores.push((id.clone(), source_store(store, &id)));
     }
-    let mut seen = HashMap::new();
+    let mut seen: HashMap<String, String> = HashMap::new();
     for (id, store) in &stores {
         for line in read_one(store).await? {
-            seen.insert(location(id, &line.path, &line.content_key), line.first_seen);
+            let at = seen
+                .entry(location(id, &line.path))
+                .or_insert(line.first_seen.clone());
+            if line.first_seen < *at {
+                *at = line.first_seen;
+            }
         }
     }
     Ok(seen)
 }
 
-/// Adds to `store`'s record the copies in `met` (`(content_key, path)`)
-/// it has not seen yet, as first seen `now`; returns how many were new.
-/// The record is read and written whole (one writer per store at a time:
-/// the builder's lock).
+/// Adds to `store`'s record the places in `met` (path -> the content key
+/// met there, empty when not known) it has no line for yet, as first
+/// seen `now`; returns how many were new. The record is read and written
+/// whole (one writer per store at a time: the builder's lock), and holds
+/// a line per path ever met.
 pub async fn record(
     store: &Store,
-    met: &BTreeSet<(String, String)>,
+    met: &BTreeMap<String, String>,
     now: &str,
 ) -> Result<usize, ReadError> {
     let mut lines = read_one(store).await?;
-    let known: HashSet<(&str, &str)> = lines
-        .iter()
-        .map(|s| (s.content_key.as_str(), s.path.as_str()))
-        .collect();
+    let known: HashSet<&str> = lines.iter().map(|s| s.path.as_str()).collect();
     let new: Vec<Seen> = met
         .iter()
-        .filter(|(key, path)| !known.contains(&(key.as_str(), path.as_str())))
-        .map(|(key, path)| Seen {
+        .filter(|(path, _)| !known.contains(path.as_str()))
+        .map(|(path, key)| Seen {
             content_key: key.clone(),
             first_seen: now.to_string(),
             path: path.clone(),
@@ -117,28 +121,28 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn each_copy_keeps_the_time_it_was_first_met_where_it_is() {
+    async fn each_place_keeps_the_time_a_skill_was_first_met_there() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().to_str().unwrap()).unwrap();
-        let met = |pairs: &[(&str, &str)]| -> BTreeSet<(String, String)> {
+        let met = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
             pairs
                 .iter()
-                .map(|(k, p)| (k.to_string(), p.to_string()))
+                .map(|(p, k)| (p.to_string(), k.to_string()))
                 .collect()
         };
-        let first = met(&[("a", "x/SKILL.md")]);
+        let first = met(&[("x/SKILL.md", "a")]);
         assert_eq!(
             record(&store, &first, "2026-02-01T00:00:00Z")
                 .await
                 .unwrap(),
             1
         );
-        // The same content at another path is another copy; met again
-        // where it was, it keeps its first time.
+        // Its content changed: the place keeps its first time. A copy at
+        // another path is met now.
         let later = met(&[
-            ("a", "x/SKILL.md"),
-            ("a", "y/SKILL.md"),
-            ("b", "z/SKILL.md"),
+            ("x/SKILL.md", "a2"),
+            ("y/SKILL.md", "a"),
+            ("z/SKILL.md", ""),
         ]);
         assert_eq!(
             record(&store, &later, "2026-03-01T00:00:00Z")
@@ -149,29 +153,27 @@ mod tests {
         let source = source_store(&store, "copies");
         record(
             &source,
-            &met(&[("a", "x/SKILL.md")]),
+            &met(&[("x/SKILL.md", "a")]),
             "2026-01-01T00:00:00Z",
         )
         .await
         .unwrap();
         let seen = first_seen(&store).await.unwrap();
+        assert_eq!(seen[&location("", "x/SKILL.md")], "2026-02-01T00:00:00Z");
+        assert_eq!(seen[&location("", "y/SKILL.md")], "2026-03-01T00:00:00Z");
+        assert_eq!(seen[&location("", "z/SKILL.md")], "2026-03-01T00:00:00Z");
         assert_eq!(
-            seen[&location("", "x/SKILL.md", "a")],
-            "2026-02-01T00:00:00Z"
-        );
-        assert_eq!(
-            seen[&location("", "y/SKILL.md", "a")],
-            "2026-03-01T00:00:00Z"
-        );
-        assert_eq!(
-            seen[&location("", "z/SKILL.md", "b")],
-            "2026-03-01T00:00:00Z"
-        );
-        assert_eq!(
-            seen[&location("copies", "x/SKILL.md", "a")],
+            seen[&location("copies", "x/SKILL.md")],
             "2026-01-01T00:00:00Z",
             "each source's record is its own"
         );
         assert_eq!(seen.len(), 4);
+        // Two lines for one place (two builders): the earliest counts.
+        let text = "{\"content_key\":\"a\",\"first_seen\":\"2026-05-01T00:00:00Z\",\"path\":\"w\"}\n{\"content_key\":\"b\",\"first_seen\":\"2026-04-01T00:00:00Z\",\"path\":\"w\"}\n";
+        std::fs::write(dir.path().join(SEEN_FILE), text).unwrap();
+        assert_eq!(
+            first_seen(&store).await.unwrap()[&location("", "w")],
+            "2026-04-01T00:00:00Z"
+        );
     }
 }

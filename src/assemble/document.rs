@@ -115,6 +115,8 @@ pub struct SkillInput<'a> {
     /// What its SKILL.md body and shipped files make
     /// ([`crate::parse::content_key`]).
     pub content_key: &'a str,
+    /// What its SKILL.md body alone makes ([`crate::parse::content_key::body_key`]).
+    pub body_key: &'a str,
 }
 
 /// The skill's documents: the `skill` document first, then its sections.
@@ -172,6 +174,7 @@ pub fn skill_documents(ctx: &BuildContext, input: SkillInput<'_>) -> Vec<Documen
         signals: Some(input.signals.clone()),
         supporting_files: Vec::new(),
         content_key: input.content_key.to_string(),
+        body_key: input.body_key.to_string(),
         trust: ctx.trust.clone(),
         vectors: None,
     };
@@ -383,10 +386,13 @@ mod tests {
                 signals: &signals,
                 supporting_files: &files,
                 content_key: "k1",
+                body_key: "b1",
             },
         );
         assert_eq!(docs.len(), 3);
-        assert!(docs.iter().all(|d| d.content_key == "k1"));
+        assert!(docs
+            .iter()
+            .all(|d| d.content_key == "k1" && d.body_key == "b1"));
         let skill = &docs[0];
         assert_eq!(skill.kind, "skill");
         assert_eq!(skill.content, "Reads PDFs");

@@ -4,7 +4,7 @@
 //! this build's pack, its catalog object and findings lines), then the
 //! buckets and the manifest that name them.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
 use bytes::Bytes;
@@ -92,9 +92,11 @@ pub struct Assembled {
     pub reused: u64,
     /// Skill files parsed by this build.
     pub parsed: u64,
-    /// The content keys of the skills parsed by this build, with their
-    /// paths (for the store's record of first sightings).
-    pub met: BTreeSet<(String, String)>,
+    /// Every skill's path, with its content key where this build parsed
+    /// it (empty for a reused entry), for the store's record of where
+    /// skills were first met (a place missing from it, its write having
+    /// failed, is added by the next build).
+    pub met: BTreeMap<String, String>,
     /// Skills parsed by this build at `high` risk or worse: path, level and
     /// classes.
     pub risky: Vec<String>,
@@ -192,7 +194,7 @@ pub struct Assembler<'a> {
     embedded_before: (u64, u64, f64),
     reused: u64,
     /// [`Assembled::met`] so far.
-    met: BTreeSet<(String, String)>,
+    met: BTreeMap<String, String>,
     /// [`Assembled::risky`] so far.
     risky: Vec<String>,
 }
@@ -250,7 +252,7 @@ impl<'a> Assembler<'a> {
             pack_bytes: 0,
             entries: Vec::new(),
             fresh: Vec::new(),
-            met: BTreeSet::new(),
+            met: BTreeMap::new(),
             risky: Vec::new(),
             base_buckets: None,
             checker: DocumentChecker::default(),
@@ -323,6 +325,9 @@ impl<'a> Assembler<'a> {
             let (entry, fresh) = match slot {
                 Some(entry) => {
                     self.reused += 1;
+                    if entry.skill_count > 0 {
+                        self.met.entry(entry.path.clone()).or_default();
+                    }
                     (entry, false)
                 }
                 None => match prepared.next() {
@@ -373,6 +378,7 @@ impl<'a> Assembler<'a> {
         let scanned = item.scanned.clone().unwrap_or_else(|| Scanned {
             risk: Risk::default(),
             content_key: String::new(),
+            body_key: String::new(),
             findings: Vec::new(),
         });
         for finding in &scanned.findings {
@@ -388,6 +394,7 @@ impl<'a> Assembler<'a> {
                 .filter(|f| f.severity >= Severity::High)
                 .map(|f| f.class.clone())
                 .collect();
+            classes.sort_unstable();
             classes.dedup();
             (scanned.risk.level, classes)
         });
@@ -405,6 +412,7 @@ impl<'a> Assembler<'a> {
             signals: &signals,
             supporting_files: &crate::walk::supporting_files::listed(files),
             content_key: &scanned.content_key,
+            body_key: &scanned.body_key,
         };
         let documents = skill_documents(&ctx, input);
         Prepared {
@@ -436,8 +444,7 @@ impl<'a> Assembler<'a> {
     /// Checks a file's documents and appends them to the pack.
     fn entry(&mut self, item: Prepared) -> Result<PartEntry, AssembleError> {
         if !item.content_key.is_empty() {
-            self.met
-                .insert((item.content_key.clone(), item.path.clone()));
+            self.met.insert(item.path.clone(), item.content_key.clone());
         }
         if let Some((level, classes)) = &item.risky {
             self.risky

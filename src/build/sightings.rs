@@ -5,13 +5,13 @@ use agentfinder_skills_reader::store::Store;
 
 use crate::logging::Reporter;
 
-/// Adds the copies this build met to the store's record of when each was
-/// first seen ([`agentfinder_skills_reader::seen`]), after its artifact is
+/// Adds the places of the skills this build met to the store's record of
+/// when a skill was first met at each ([`agentfinder_skills_reader::seen`]), after its artifact is
 /// complete. The record only orders copies: failing to write it is a
 /// warning, and the next build adds what this one could not.
 pub(super) async fn record_first_sightings(
     store: &Store,
-    met: &std::collections::BTreeSet<(String, String)>,
+    met: &std::collections::BTreeMap<String, String>,
     reporter: &Reporter,
 ) {
     if met.is_empty() {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use super::content_key::{content_key, file_part};
+use super::content_key::{body_key, content_key, file_part};
 use super::{parse_skill, ParseOptions, ParsedSkill};
 use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
 use crate::validate::diagnostics::{unsafe_path_char, Finding, Unusable, WarningClass};
@@ -41,6 +41,8 @@ pub struct Scanned {
     pub risk: Risk,
     /// Its content key ([`content_key`]).
     pub content_key: String,
+    /// Its body key ([`body_key`]).
+    pub body_key: String,
     /// Shipped files that could not be read.
     pub findings: Vec<Finding>,
 }
@@ -166,7 +168,7 @@ pub fn extract(
                             .as_ref()
                             .as_ref()
                             .ok()
-                            .map(|_| scan_skill(reader, entry, &bytes, context));
+                            .map(|parsed| scan_skill(reader, entry, (&bytes, parsed), context));
                         (result, scanned)
                     }
                 };
@@ -249,12 +251,12 @@ fn read_skill(
 }
 
 /// Reads the files `entry`'s folder ships, whole, and runs the risk rules
-/// and the content key over them and `skill_md`. A file that cannot be
+/// and the content key over them and its SKILL.md (bytes, and as parsed). A file that cannot be
 /// read is left out of both, with a finding that names it.
 fn scan_skill(
     reader: &FileReader,
     entry: &Entry,
-    skill_md: &[u8],
+    (skill_md, parsed): (&[u8], &ParsedSkill),
     context: &ExtractContext<'_>,
 ) -> Scanned {
     let folder = folder_of(&entry.path);
@@ -288,7 +290,8 @@ fn scan_skill(
         .collect();
     Scanned {
         risk,
-        content_key: content_key(&String::from_utf8_lossy(skill_md), &parts),
+        body_key: body_key(&String::from_utf8_lossy(skill_md)),
+        content_key: content_key(&String::from_utf8_lossy(skill_md), &parsed.fields, &parts),
         findings,
     }
 }

@@ -94,10 +94,16 @@ pub struct Document {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supporting_files: Vec<String>,
     /// What the skill is, whatever it is named (schema 7): sha256 of its
-    /// SKILL.md body (frontmatter aside, whitespace normalised) and of its
-    /// shipped files (path in the folder and bytes). Copies share it.
+    /// SKILL.md body (whitespace normalised), its frontmatter fields but
+    /// `name` and `description`, and its shipped files (path in the folder
+    /// and bytes). Exact copies share it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub content_key: String,
+    /// sha256 of its SKILL.md body alone (schema 7; whitespace normalised,
+    /// empty for a body under 200 characters): copies that changed only
+    /// the card, the frontmatter or the files around it share it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body_key: String,
     /// The operator's trust in the source (schema 7): `official` where
     /// `trust = "official"` is set on it; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use agentfinder_skills_reader::results::Hit;
 use agentfinder_skills_reader::rules::copies::{card_text, name_key};
-use agentfinder_skills_reader::seen::location as copy_at;
+use agentfinder_skills_reader::seen::location as place;
 
 /// Other locations of a result's copies listed in its `also_at`.
 pub const ALSO_AT: usize = 20;
@@ -54,15 +54,16 @@ pub fn name_first(query: &str, hits: Vec<Hit>) -> Vec<Hit> {
     named
 }
 
-/// When the pipeline first saw each copy of a content (by
-/// [`copy_at`]: source, path and `content_key`; RFC 3339 times), as the
+/// When the pipeline first met a skill at each place (by [`place`]:
+/// source and path; RFC 3339 times), as the
 /// store records it: what tells an original from a copy made after it,
 /// where a git date, which anyone can set, cannot.
 pub type FirstSeen = HashMap<String, String>;
 
 /// Ranked hits, one per skill, as at most `limit` results: hits of one
 /// content (the same SKILL.md body and shipped files, `content_key`,
-/// renamed or not) or of one card ([`card_text`]) are one result at the
+/// renamed or not; or the same long body, `body_key`, whatever its card
+/// and files) or of one card ([`card_text`]) are one result at the
 /// rank and score of the best of them, shown by the copy [`shown`] picks,
 /// with the others in `also_at`. A copy ranked far below the first still
 /// joins its result; a copy of another risk level than its result's is
@@ -113,9 +114,11 @@ fn fold_keys(hit: &Hit) -> Vec<String> {
         .and_then(Value::as_str)
         .unwrap_or_default();
     let mut keys = Vec::new();
-    let content = hit.text("content_key");
-    if !content.is_empty() {
-        keys.push(format!("{level}\ncontent\n{content}"));
+    for kind in ["content_key", "body_key"] {
+        let key = hit.text(kind);
+        if !key.is_empty() {
+            keys.push(format!("{level}\n{kind}\n{key}"));
+        }
     }
     if let Some(card) = card_text(hit.text("skill_name"), hit.text("skill_description")) {
         keys.push(format!("{level}\ncard\n{card}"));
@@ -130,10 +133,10 @@ fn fold_keys(hit: &Hit) -> Vec<String> {
 pub fn shown(copies: &[Hit], first_seen: &FirstSeen) -> usize {
     let official = |hit: &Hit| hit.text("trust") == "official";
     let seen = |hit: &Hit| {
-        let (path, key) = (hit.text("path"), hit.text("content_key"));
+        let path = hit.text("path");
         first_seen
-            .get(&copy_at(hit.text("source"), path, key))
-            .or_else(|| first_seen.get(&copy_at("", path, key)))
+            .get(&place(hit.text("source"), path))
+            .or_else(|| first_seen.get(&place("", path)))
             .map(String::as_str)
     };
     (0..copies.len())
@@ -248,12 +251,12 @@ mod tests {
         assert_eq!(results[0].hit.score, 0.9, "at the best rank");
         assert_eq!(results[0].also_at[0]["path"], "copies/pdf-official");
         // ... then when the pipeline first met each copy where it is
-        // (copies share a content key: where they are tells them apart).
+        // (copies share a content key: their places tell them apart).
         let first_seen: FirstSeen = [
             ("skills/pdf", "2026-03-01T00:00:00Z"),
             ("copies/pdf-official", "2026-03-02T00:00:00Z"),
         ]
-        .map(|(path, time)| (copy_at("s", path, "c1"), time.to_string()))
+        .map(|(path, time)| (place("s", path), time.to_string()))
         .into();
         let results = fold(hits.clone(), 10, &first_seen);
         assert_eq!(
@@ -266,9 +269,31 @@ mod tests {
             ("skills/pdf", "2026-03-01T00:00:00Z"),
             ("copies/pdf-official", "2026-03-03T00:00:00Z"),
         ]
-        .map(|(path, time)| (copy_at("", path, "c1"), time.to_string()))
+        .map(|(path, time)| (place("", path), time.to_string()))
         .into();
         assert_eq!(paths(&fold(hits, 10, &own))[0], "skills/pdf");
+    }
+
+    #[test]
+    fn copies_of_one_body_fold_whatever_their_card_and_files() {
+        let body = |hit: Hit, content: &str| {
+            with(
+                with(hit, "body_key", json!("b1")),
+                "content_key",
+                json!(content),
+            )
+        };
+        let hits = vec![
+            body(
+                hit("copies/pdf-official", "pdf-official", "A guide", "", 0.9),
+                "c2",
+            ),
+            hit("skills/docx", "docx", "Word files", "", 0.8),
+            body(hit("skills/pdf", "pdf", "Read PDF files", "", 0.7), "c1"),
+        ];
+        let results = fold(hits, 10, &FirstSeen::new());
+        assert_eq!(paths(&results), ["copies/pdf-official", "skills/docx"]);
+        assert_eq!(results[0].also_at[0]["path"], "skills/pdf");
     }
 
     #[test]

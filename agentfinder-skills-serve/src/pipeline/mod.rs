@@ -201,14 +201,13 @@ pub fn rank(
     }
 }
 
-/// The risk level of a hit's skill: `signals.risk.level` (`none` where the
-/// artifact has no risk findings, as before schema 7).
-pub fn hit_risk(hit: &Hit) -> Severity {
+/// The risk level of a hit's skill: `signals.risk.level`; `None` where
+/// the artifact says nothing of risk (built before schema 7).
+pub fn hit_risk(hit: &Hit) -> Option<Severity> {
     hit.document
         .pointer("/signals/risk/level")
         .and_then(serde_json::Value::as_str)
         .and_then(Severity::parse)
-        .unwrap_or_default()
 }
 
 /// A risk level as a person or an agent names it (`--max-risk`,
@@ -220,10 +219,15 @@ pub fn risk_level(text: &str) -> Result<Severity, String> {
 }
 
 /// `candidates` without the hits above `max` (all of them without one).
-/// Before folding, so a risky copy is not listed in a result's `also_at`.
+/// A hit whose artifact says nothing of risk is unknown, not safe: kept
+/// only when every level is. Before folding, so a risky copy is not
+/// listed in a result's `also_at`.
 pub fn within_risk(mut candidates: Candidates, max: Option<Severity>) -> Candidates {
     if let Some(max) = max {
-        candidates.hits.retain(|hit| hit_risk(hit) <= max);
+        candidates.hits.retain(|hit| match hit_risk(hit) {
+            Some(level) => level <= max,
+            None => max == Severity::Critical,
+        });
     }
     candidates
 }
@@ -273,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn hits_above_the_risk_asked_for_are_left_out_and_none_is_the_default() {
+    fn hits_above_the_risk_asked_for_or_of_unknown_risk_are_left_out() {
         let hit = |name: &str, level: Option<&str>| {
             let mut doc = json!({"skill_name": name});
             if let Some(level) = level {
@@ -298,13 +302,15 @@ mod tests {
                 .collect()
         };
         assert_eq!(names(within_risk(candidates.clone(), None)).len(), 4);
+        // An artifact built before risk findings says nothing: unknown.
         assert_eq!(
             names(within_risk(candidates.clone(), Some(Severity::Medium))),
-            ["old", "hf"]
+            ["hf"]
         );
+        assert!(names(within_risk(candidates.clone(), Some(Severity::None))).is_empty());
         assert_eq!(
-            names(within_risk(candidates, Some(Severity::None))),
-            ["old"]
+            names(within_risk(candidates, Some(Severity::Critical))).len(),
+            4
         );
     }
 

@@ -65,7 +65,7 @@ pub struct SearchMetadata {
 /// The fields of the results a skill's author wrote (a third party): what
 /// `serve`'s `/search` says is untrusted, so a consumer that hands them to
 /// an agent can mark them.
-pub const UNTRUSTED_FIELDS: [&str; 9] = [
+pub const UNTRUSTED_FIELDS: [&str; 11] = [
     "results[].identifier",
     "results[].displayName",
     "results[].description",
@@ -75,6 +75,8 @@ pub const UNTRUSTED_FIELDS: [&str; 9] = [
     "results[].metadata.skillKey",
     "results[].metadata.alsoAt",
     "results[].metadata.signals.risk.findings[].excerpt",
+    "results[].metadata.signals.risk.findings[].file",
+    "results[].metadata.signals.risk.findings[].why",
 ];
 
 /// What `/search` says of [`UNTRUSTED_FIELDS`].

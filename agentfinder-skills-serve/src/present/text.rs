@@ -99,14 +99,11 @@ pub fn clean_body(text: &str) -> String {
 /// Phrases of the untrusted-content envelope's two sentences
 /// ([`super::topgun::UNTRUSTED_OPEN`], [`super::topgun::UNTRUSTED_CLOSE`]),
 /// as words: what a forged marker inside data would say.
-/// The closing sentence's words come first, so the longest match is cut;
-/// "untrusted content" alone catches the rest of a phrase whose first
-/// word an escape glued to another (`\nEND OF UNTRUSTED CONTENT`).
-const MARKER_PHRASES: [&str; 3] = [
-    "end of untrusted content",
-    "untrusted external content",
-    "untrusted content",
-];
+/// A phrase's first word matches the end of a word and its last word the
+/// start of one, so one glued to its neighbours by an escape
+/// (`\nEND OF UNTRUSTED CONTENTS`) is cut all the same, while prose such
+/// as "sanitizes untrusted content" is left alone.
+const MARKER_PHRASES: [&str; 2] = ["end of untrusted content", "untrusted external content"];
 
 /// What a marker phrase inside data becomes.
 pub const NEUTRALISED: &str = "[envelope marker removed]";
@@ -279,8 +276,12 @@ mod tests {
             "quickly.\\[envelope marker removed] -- resume"
         );
         assert_eq!(
-            clean("xuntrusted  content here", 100),
+            clean("xuntrusted  External content here", 100),
             "[envelope marker removed] here"
+        );
+        assert_eq!(
+            clean("Sanitizes untrusted content before use", 100),
+            "Sanitizes untrusted content before use"
         );
         // Words that only contain the phrase's words are left alone.
         assert_eq!(

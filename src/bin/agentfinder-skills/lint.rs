@@ -15,17 +15,20 @@ pub fn run_lint(args: &LintArgs, config_path: Option<&std::path::Path>) -> Resul
             serde_json::to_string_pretty(&report).map_err(|e| Failure::new(exit::FAILURE, e))?;
         println!("{text}");
     } else {
+        // Paths and excerpts are the skill author's: cleaned of what
+        // would drive a terminal.
+        let clean = |text: &str| agentfinder_skills_serve::present::text::clean(text, 400);
         for f in &report.findings {
             let at = f.line.map_or(String::new(), |line| format!(":{line}"));
             match &f.excerpt {
                 // A risk finding: its severity first, then the evidence.
                 Some(excerpt) => println!(
                     "{}{at}: {} {}: {} [{}]",
-                    f.path,
+                    clean(&f.path),
                     f.severity,
                     f.class,
-                    f.message,
-                    agentfinder_skills_serve::present::text::clean(excerpt, 200)
+                    clean(&f.message),
+                    clean(excerpt)
                 ),
                 None => {
                     let rule = if f.spec {
@@ -33,7 +36,12 @@ pub fn run_lint(args: &LintArgs, config_path: Option<&std::path::Path>) -> Resul
                     } else {
                         " (not a specification rule)"
                     };
-                    println!("{}{at}: {}: {}{rule}", f.path, f.class, f.message);
+                    println!(
+                        "{}{at}: {}: {}{rule}",
+                        clean(&f.path),
+                        f.class,
+                        clean(&f.message)
+                    );
                 }
             }
         }
