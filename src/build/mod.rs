@@ -82,6 +82,10 @@ pub enum BuildError {
     /// promoted).
     #[error("timed out after {0} s, before promotion (latest/ unchanged)")]
     TimedOut(u64),
+    /// The build was told to stop (its time ran out) and did, before
+    /// promotion.
+    #[error("stopped before promotion (latest/ unchanged)")]
+    Stopped,
     /// A background task died.
     #[error("internal error: {0}")]
     Internal(String),
@@ -363,6 +367,10 @@ async fn build_new(
         Some(base) => Some(base),
         None => base_from_latest(store, &request.config, reporter).await,
     };
+    // Dropped with this future (a source's timeout), it stops the stage
+    // at its next batch, so no core keeps working for a build given up.
+    let stop = stage::StopOnDrop(std::sync::Arc::default());
+    let stop_flag = stop.0.clone();
     let staged = tokio::task::spawn_blocking(move || {
         stage::stage_artifact(
             &config,
@@ -372,6 +380,7 @@ async fn build_new(
             embedder,
             base,
             &dir,
+            &stop_flag,
         )
     })
     .await

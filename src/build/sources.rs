@@ -259,7 +259,7 @@ impl From<BuildError> for Unbuilt {
             BuildError::Source(SourceError::Network {
                 failure, message, ..
             }) => Self::unavailable(format!("{failure}: {message}")),
-            BuildError::TimedOut(_) => Self::unavailable(error.to_string()),
+            BuildError::TimedOut(_) | BuildError::Stopped => Self::unavailable(error.to_string()),
             BuildError::Source(SourceError::Missing(path)) => {
                 Self::unavailable(format!("{path} does not exist on this machine"))
             }

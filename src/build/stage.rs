@@ -3,6 +3,8 @@
 //! an earlier build saw (the [`Base`]) are not read at all; which files
 //! those are is the [`plan`](super::plan)'s to say.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use agentfinder_skills_reader::contract::parts::{PartEntry, PACKS_DIR};
 
 use super::plan::{list_tree, patch_parent, Plan};
@@ -87,11 +89,26 @@ pub(super) struct Staged {
     pub patched: bool,
 }
 
+/// Sets its flag when dropped: held by the async side of a build while
+/// the blocking stage runs, so a build whose future is dropped (its
+/// source's timeout) tells the stage to stop.
+pub(super) struct StopOnDrop(pub std::sync::Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Walks, parses, chunks, validates and assembles `snapshot` into parts
 /// staged in `dir`, reusing `base`'s entries where a file's inputs are
 /// unchanged (see [`plan`](super::plan)). One thread parses batches on all
 /// cores while this one turns the previous batch into entries, so memory
 /// holds two batches of documents at most, whatever the number of skills.
+/// `stop` is checked before each batch is parsed and before each is
+/// assembled (and embedded): once set, the stage ends with
+/// [`BuildError::Stopped`] instead of working on for nobody.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn stage_artifact(
     config: &Config,
     snapshot: &Snapshot,
@@ -100,6 +117,7 @@ pub(super) fn stage_artifact(
     embedder: Option<SharedEmbedder>,
     base: Option<Base>,
     dir: &std::path::Path,
+    stop: &AtomicBool,
 ) -> Result<Staged, BuildError> {
     let cache = run.parses.as_ref();
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
@@ -171,6 +189,9 @@ pub(super) fn stage_artifact(
             let mut opened: Option<(Snapshot, usize)> = None;
             let mut ordered = ordered.into_iter().peekable();
             while ordered.peek().is_some() {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(BuildError::Stopped);
+                }
                 let Gathered { ready, to_parse } = gather(&mut ordered, &planner, base.as_mut());
                 let mut parsed = if to_parse.is_empty() {
                     Vec::new()
@@ -218,6 +239,9 @@ pub(super) fn stage_artifact(
         });
         let mut outcome = Ok(());
         for batch in receiver {
+            if stop.load(Ordering::Relaxed) {
+                outcome = Err(BuildError::Stopped);
+            }
             if outcome.is_ok() {
                 outcome = assembler.add_all(batch).map_err(BuildError::from);
             } else {
@@ -268,5 +292,54 @@ fn key_of(
             (planner.key(&entry.path, Some(&blob)), Some(blob))
         }
         _ => (None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::read::ParseCache;
+    use crate::source::{Fetching, SourceSpec};
+
+    #[test]
+    fn a_stopped_stage_parses_nothing_more_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..3 {
+            let folder = dir.path().join(format!("skills/s{n}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            let text = format!("---\nname: s{n}\ndescription: Skill {n}\n---\n# S\n\nBody.\n");
+            std::fs::write(folder.join("SKILL.md"), text).unwrap();
+        }
+        let fetching = Fetching {
+            cache_dir: dir.path().join("cache"),
+            default_branch: "main".into(),
+            connect_timeout: std::time::Duration::from_secs(1),
+        };
+        let snapshot =
+            crate::source::open(&SourceSpec::Local(dir.path().into()), None, &fetching).unwrap();
+        let config = Config::default();
+        let stage = |stop: bool| {
+            let staging = tempfile::tempdir().unwrap();
+            let run = RunContext::new(&config, ParseCache::disabled());
+            let stop = AtomicBool::new(stop);
+            let reporter = crate::logging::global();
+            stage_artifact(
+                &config,
+                &snapshot,
+                &reporter,
+                &run,
+                None,
+                None,
+                staging.path(),
+                &stop,
+            )
+        };
+        assert!(matches!(stage(true), Err(BuildError::Stopped)));
+        let staged = stage(false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(staged.assembled.parsed, 3);
+        // The flag is set when its holder is dropped.
+        let flag = std::sync::Arc::new(AtomicBool::new(false));
+        drop(StopOnDrop(flag.clone()));
+        assert!(flag.load(Ordering::Relaxed));
     }
 }

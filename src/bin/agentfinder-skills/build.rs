@@ -313,7 +313,7 @@ fn strict_policy(strict: Option<&str>) -> Result<StrictPolicy, String> {
 
 fn build_code(error: &BuildError) -> u8 {
     match error {
-        BuildError::Source(_) | BuildError::TimedOut(_) => exit::SOURCE,
+        BuildError::Source(_) | BuildError::TimedOut(_) | BuildError::Stopped => exit::SOURCE,
         BuildError::Embed(_) => exit::FAILURE,
         BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
         BuildError::Write(_)
