@@ -21,19 +21,54 @@ pub fn file_part(path: &str, bytes: &[u8]) -> (String, [u8; 32]) {
     (path.to_string(), Sha256::digest(bytes).into())
 }
 
-/// Shortest body, in characters once white space is folded, that keys
-/// copies by itself: shorter ones ("See README.md") are shared by skills
-/// that are not copies.
-pub const MIN_BODY_CHARS: usize = 200;
+/// Shortest paragraph, in characters once white space is folded, that
+/// counts toward the body key.
+pub const MIN_PARAGRAPH_CHARS: usize = 200;
 
-/// The body key of a skill: its SKILL.md body alone (as [`content_key`]
-/// reads it), as 64 hex digits; empty under [`MIN_BODY_CHARS`].
+/// Paragraphs the body key is made of.
+pub const BODY_KEY_PARAGRAPHS: usize = 3;
+
+/// The body key of a skill: its SKILL.md body's [`BODY_KEY_PARAGRAPHS`]
+/// longest paragraphs (blank-line separated, white space folded, each of
+/// [`MIN_PARAGRAPH_CHARS`] or more), as a set, as 64 hex digits; empty
+/// when the body has fewer such paragraphs. Copies that add a header or a
+/// footer, or change the card, the frontmatter or the files around the
+/// body keep them; skills that share one boilerplate paragraph do not
+/// share all three.
 pub fn body_key(skill_md: &str) -> String {
-    let body = normalize(body_of(skill_md));
-    if body.chars().count() < MIN_BODY_CHARS {
+    let mut paragraphs: Vec<String> = paragraphs(body_of(skill_md))
+        .into_iter()
+        .map(|lines| normalize(&lines))
+        .filter(|p| p.chars().count() >= MIN_PARAGRAPH_CHARS)
+        .collect();
+    if paragraphs.len() < BODY_KEY_PARAGRAPHS {
         return String::new();
     }
-    hex::encode(Sha256::digest(body.as_bytes()))
+    paragraphs.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    paragraphs.truncate(BODY_KEY_PARAGRAPHS);
+    paragraphs.sort();
+    hex::encode(Sha256::digest(paragraphs.join("\n").as_bytes()))
+}
+
+/// The paragraphs of `text`: runs of lines between blank ones (lines of
+/// white space only).
+fn paragraphs(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            if !current.is_empty() {
+                found.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    if !current.is_empty() {
+        found.push(current);
+    }
+    found
 }
 
 /// The body of `skill_md`: after its frontmatter, without a byte-order mark.
@@ -129,21 +164,28 @@ mod tests {
     }
 
     #[test]
-    fn a_long_body_keys_copies_whatever_surrounds_it() {
-        let body = "Merge, split and fill PDF forms with pypdf. ".repeat(6);
-        let original = format!("---\nname: pdf\ndescription: Read PDFs\n---\n{body}");
+    fn three_long_paragraphs_key_copies_whatever_surrounds_them() {
+        let paragraph = |topic: &str| format!("{topic}: ").repeat(12) + &"words ".repeat(30);
+        let body = [paragraph("merge"), paragraph("split"), paragraph("fill")].join("\n\n");
+        let original = format!("---\nname: pdf\ndescription: Read PDFs\n---\n# PDF\n\n{body}\n");
+        // Renamed, described anew, its frontmatter pasted again at the top
+        // of the body, re-wrapped, and a distributor's footer added.
         let copy = format!(
-            "---\nname: pdf-official\ndescription: Other words\nmetadata:\n  author: x\n---\n\n{}",
-            body.replace(". ", ".\n")
+            "---\nname: pdf-official\ndescription: Other words\nmetadata:\n  author: x\n---\nname: pdf\ndescription: Read PDFs\n\n# PDF\n\n{}\n\n---\n> Converted and distributed by someone\n",
+            body.replace(": ", ":\n  ")
         );
         assert_eq!(body_key(&original).len(), 64);
         assert_eq!(body_key(&original), body_key(&copy));
         assert_ne!(key(&original, &[]), key(&copy, &[]), "not an exact copy");
-        assert_ne!(
-            body_key(&original),
-            body_key(&original.replace("pypdf", "qpdf"))
+        let edited = original.replace("fill", "sign");
+        assert_ne!(body_key(&original), body_key(&edited));
+        // A sibling sharing one boilerplate paragraph is not a copy.
+        let sibling = format!(
+            "# Other\n\n{}",
+            [paragraph("merge"), paragraph("rotate"), paragraph("crop")].join("\n\n")
         );
-        // A short body keys nothing.
+        assert_ne!(body_key(&original), body_key(&sibling));
+        // Fewer than three long paragraphs key nothing.
         assert_eq!(body_key(PDF), "");
     }
 

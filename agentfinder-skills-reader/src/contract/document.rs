@@ -99,9 +99,10 @@ pub struct Document {
     /// and bytes). Exact copies share it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub content_key: String,
-    /// sha256 of its SKILL.md body alone (schema 7; whitespace normalised,
-    /// empty for a body under 200 characters): copies that changed only
-    /// the card, the frontmatter or the files around it share it.
+    /// sha256 of its SKILL.md body's three longest paragraphs (schema 7;
+    /// white space folded, each of 200 characters or more; empty when the
+    /// body has fewer): copies that added a header or footer, or changed
+    /// the card, the frontmatter or the files, share it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body_key: String,
     /// The operator's trust in the source (schema 7): `official` where

@@ -62,7 +62,8 @@ pub type FirstSeen = HashMap<String, String>;
 
 /// Ranked hits, one per skill, as at most `limit` results: hits of one
 /// content (the same SKILL.md body and shipped files, `content_key`,
-/// renamed or not; or the same long body, `body_key`, whatever its card
+/// renamed or not; or the same three longest paragraphs, `body_key`,
+/// whatever its card, header, footer
 /// and files) or of one card ([`card_text`]) are one result at the
 /// rank and score of the best of them, shown by the copy [`shown`] picks,
 /// with the others in `also_at`. A copy ranked far below the first still
