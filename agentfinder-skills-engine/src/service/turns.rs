@@ -210,25 +210,28 @@ mod tests {
         let started = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         for n in 0..10 {
-            let (turns, running, most, started) = (
+            let (queue, running, most, log) = (
                 turns.clone(),
                 running.clone(),
                 most.clone(),
                 started.clone(),
             );
             tasks.push(tokio::spawn(async move {
-                turns
+                queue
                     .run(None, move || {
                         let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
-                        started.lock().unwrap().push(n);
+                        log.lock().unwrap().push(n);
                         std::thread::sleep(Duration::from_millis(60));
                         running.fetch_sub(1, Ordering::SeqCst);
                     })
                     .await
             }));
-            // Each task queues before the next is spawned.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            // Each task is queued (or running) before the next is spawned:
+            // waited for by what the queue says, not by a pause.
+            while started.lock().unwrap().len() + turns.waiting() <= n {
+                tokio::task::yield_now().await;
+            }
         }
         for task in tasks {
             task.await.unwrap().unwrap();
@@ -282,16 +285,22 @@ mod tests {
     async fn work_that_cannot_start_in_time_is_refused_and_abandoned_work_never_runs() {
         let turns = Arc::new(Turns::new(1));
         let ran = Arc::new(AtomicUsize::new(0));
-        // Hold the one worker for 400 ms.
+        // Hold the one worker for 400 ms, once it has it.
+        let holding = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let blocker = {
-            let turns = turns.clone();
+            let (turns, holding) = (turns.clone(), holding.clone());
             tokio::spawn(async move {
                 turns
-                    .run(None, || std::thread::sleep(Duration::from_millis(400)))
+                    .run(None, move || {
+                        holding.store(true, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(400))
+                    })
                     .await
             })
         };
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        while !holding.load(Ordering::SeqCst) {
+            tokio::task::yield_now().await;
+        }
         // Must start within 50 ms: it cannot.
         let late = {
             let (ran, turns) = (ran.clone(), turns.clone());
