@@ -487,6 +487,50 @@ fn past_the_history_depth_a_file_is_dated_at_or_before_the_oldest_commit_walked(
     assert!(old.get("last_updated_at_or_before").is_none(), "{old:#}");
     assert_eq!(old["commit"], commits[0].as_str());
     assert_eq!(old["last_updated"], "2026-01-01T10:00:00Z");
+
+    // A URL source is cloned as deep as the walk goes, and dated the same
+    // (it was cloned at depth 1 and left undated).
+    let url = format!("file://{source}");
+    for depth in [2, 0] {
+        let by_url = skill_documents_at_depth(&url, depth);
+        let by_path = skill_documents_at_depth(source, depth);
+        for path in ["skills/old/SKILL.md", "skills/new/SKILL.md"] {
+            for field in ["last_updated", "last_updated_at_or_before", "commit"] {
+                assert_eq!(
+                    by_url[path].get(field),
+                    by_path[path].get(field),
+                    "{path} {field} at depth {depth}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_clone_no_deeper_than_its_tip_dates_files_at_or_before_it() {
+    // A cache cloned before at depth 1 (as earlier versions did), then
+    // built with history the clone does not hold: every file is marked as
+    // changed at or before the tip, not left undated.
+    let mut repo = GitRepo::new();
+    repo.write("skills/a/SKILL.md", skill("a", "A", "# Use\n\nv0\n"));
+    repo.commit("c0");
+    repo.write("skills/b/SKILL.md", skill("b", "B", "# Use\n\nv0\n"));
+    let tip = repo.commit("c1");
+    let shallow = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", repo.path().display());
+    let out = std::process::Command::new("git")
+        .args(["clone", "-q", "--depth", "1", &url])
+        .arg(shallow.path().join("repo"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let docs = skill_documents_at_depth(shallow.path().join("repo").to_str().unwrap(), 0);
+    for path in ["skills/a/SKILL.md", "skills/b/SKILL.md"] {
+        let doc = &docs[path];
+        assert_eq!(doc["last_updated_at_or_before"], true, "{doc:#}");
+        assert_eq!(doc["commit"], tip.as_str(), "{doc:#}");
+        assert_eq!(doc["last_updated"], "2026-01-02T10:00:00Z", "{doc:#}");
+    }
 }
 
 #[test]

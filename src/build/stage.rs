@@ -314,6 +314,7 @@ mod tests {
             cache_dir: dir.path().join("cache"),
             default_branch: "main".into(),
             connect_timeout: std::time::Duration::from_secs(1),
+            history_depth: 0,
         };
         let snapshot =
             crate::source::open(&SourceSpec::Local(dir.path().into()), None, &fetching).unwrap();

@@ -260,6 +260,7 @@ impl Config {
             cache_dir: std::path::PathBuf::from(&self.source.cache_dir),
             default_branch: self.source.branch.clone(),
             connect_timeout: std::time::Duration::from_secs(self.source.connect_timeout_secs),
+            history_depth: self.walk.history_depth,
         }
     }
 

@@ -14,8 +14,11 @@ use agentfinder_skills_reader::store::{redact_text, redact_url};
 /// Opens the cached clone of `url`, fetching updates, or clones it.
 ///
 /// The clone is bare (no checkout: files are read from the object database)
-/// and shallow (depth 1) unless `reference` looks like a commit id, which a
-/// shallow fetch of branch tips may not contain.
+/// and shallow: as deep as the history walk dates files (`history_depth`
+/// commits and the one below them, so the walk ends at its bound, not at a
+/// missing parent), unless `reference` looks like a commit id, which a
+/// shallow fetch of branch tips may not contain, or the whole history is
+/// wanted.
 pub(super) fn clone_or_fetch(
     url: &str,
     reference: Option<&str>,
@@ -48,7 +51,15 @@ pub(super) fn clone_or_fetch(
     let shallow = match reference {
         _ if full_history => gix::remote::fetch::Shallow::NoChange,
         Some(r) if looks_like_commit(r) => gix::remote::fetch::Shallow::NoChange,
-        _ => gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN),
+        _ => match u32::try_from(fetching.history_depth.saturating_add(1))
+            .ok()
+            .and_then(NonZeroU32::new)
+        {
+            Some(depth) if fetching.history_depth > 0 => {
+                gix::remote::fetch::Shallow::DepthAtRemote(depth)
+            }
+            _ => gix::remote::fetch::Shallow::NoChange,
+        },
     };
     let interrupt = AtomicBool::new(false);
     let target = cache_path(cache_dir, &display);

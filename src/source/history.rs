@@ -71,7 +71,7 @@ enum RunEnd {
     Known,
     /// The walk's depth: the commit below the last step, and its time.
     Depth(gix::ObjectId, i64),
-    /// The root commit, or a shallow boundary.
+    /// The root commit.
     Bottom,
 }
 
@@ -84,8 +84,9 @@ impl GitSource {
     ///
     /// At most `depth` commits are walked (0: no bound): a path still
     /// unsettled then is dated at or before the oldest commit reached,
-    /// whose tree holds it as `commit` does ([`Change::at_or_before`]). A
-    /// path past a shallow boundary is left out.
+    /// whose tree holds it as `commit` does ([`Change::at_or_before`]), and
+    /// so is one still unsettled at a shallow boundary (a clone fetched no
+    /// deeper): at or before the boundary commit.
     ///
     /// With `known` (the changes of an earlier commit of this history, such
     /// as the last build's), the walk stops when it reaches that commit and
@@ -202,9 +203,12 @@ impl GitSource {
                 });
                 return Ok((steps, RunEnd::Bottom));
             };
-            // Below a shallow boundary: nothing more is known.
+            // A shallow boundary: nothing below is known, and no commit
+            // walked changed what is unsettled, so `current` holds it as
+            // the built commit does: dated at or before it, as at the
+            // walk's own bound.
             let Ok(parent_parts) = commit_parts(repo, parent) else {
-                return Ok((steps, RunEnd::Bottom));
+                return Ok((steps, RunEnd::Depth(current, time)));
             };
             steps.push(Step {
                 commit: current,

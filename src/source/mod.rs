@@ -173,6 +173,9 @@ pub struct Fetching {
     pub default_branch: String,
     /// How long a clone or fetch waits for the server to accept a connection.
     pub connect_timeout: std::time::Duration,
+    /// Commits of history a clone fetches beyond the tip, to date files
+    /// by their last change (`[walk] history_depth`; 0: all of it).
+    pub history_depth: usize,
 }
 
 /// Every file and symlink below the folder `root` as it is on disk (its
