@@ -244,6 +244,9 @@ pub static RULES: &[Rule] = &[
     Rule { id: "encrypted-archive/unpack-with-password", class: Class::EncryptedArchive, severity: Severity::High, by_host: None,
         why: "unpacks an archive with a password given in the text: a payload kept from scanners until it runs",
         matcher: Matcher::Pattern { regex: r"\bunzip\b[^\n]*[ \t]-P[ \t]*[^ \t\n-][^ \t\n]*|\b7za?\b[^\n]*[ \t]-p[^ \t\n-]|\bunrar\b[^\n]*[ \t]-p[^ \t\n-]|\.extractall\([^\n]*\bpwd[ \t]*=|\.setpassword\(", mention: Mention::Never } },
+    Rule { id: "encrypted-archive/password-in-prose", class: Class::EncryptedArchive, severity: Severity::High, by_host: None,
+        why: "tells the reader to unpack an archive with a password it gives: the campaign's way to keep a payload from scanners",
+        matcher: Matcher::Pattern { regex: r#"(?i:(?:\b(?:zip|rar|7z|archive)\b[^\n]{0,120}\b(?:extract|unzip|unpack|decompress|open)\w*\b|\b(?:unzip|unrar)\b|\b(?:extract|unpack|decompress|open)\w*\b[^\n]{0,60}\b(?:zip|rar|7z|archive)\b)[^\n]{0,40}\bpass(?:word|phrase)?\b[ \t]*(?:is[ \t]+)?[:=]?[ \t]*[`'"][^`'"\n]{2,}[`'"])"#, mention: Mention::Quoted } },
     // -- raw-ip
     Rule { id: "raw-ip/url", class: Class::RawIp, severity: Severity::Medium, by_host: None,
         why: "a URL names a public IP address instead of a domain: no owner to check, and what attacks use for payloads",
