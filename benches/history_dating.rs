@@ -39,6 +39,8 @@ fn main() {
         cache_dir: std::env::temp_dir(),
         default_branch: "main".into(),
         connect_timeout: std::time::Duration::from_secs(10),
+        // A URL is cloned whole: each depth measured walks its own part.
+        history_depth: 0,
     };
     let snapshot = or_exit(open(&SourceSpec::parse(repo), None, &fetching));
     let rules = or_exit(WalkRules::new(&walk.include, &walk.exclude_dirs));
