@@ -8,9 +8,9 @@
 //! |---|---|---|---|
 //! | source | [`source`] | git via gix (a local clone, or cloned into a cache), plain folders; a version's files, listed and read; history and parent diffs; [`source::identity`]: which repository it is | I/O |
 //! | walk | [`walk`] | which entries are skills; [`walk::supporting_files`]: what each skill's folder ships | pure |
-//! | parse | [`parse`] | the bytes of one SKILL.md into frontmatter fields (YAML, lenient recovery) and chunks; [`parse::read`]: reads every skill file of a snapshot on all cores, parse results shared by blob | pure, but for [`parse::read`], its I/O edge |
+//! | parse | [`parse`] | the bytes of one SKILL.md into frontmatter fields (YAML, lenient recovery) and chunks; [`parse::read`]: reads every skill file of a snapshot on all cores (and, for the risk rules and the copy keys, every file each skill ships), parse results shared by blob; [`parse::content_key`]: what copies of a skill share | pure, but for [`parse::read`], its I/O edge |
 //! | chunk | [`chunk`] | a body cut into sections and parts | pure |
-//! | validate | [`validate`] | the Agent Skills rules, the contract per document, `--strict`; [`validate::diagnostics`]: warning and skip classes; [`validate::findings`]: streamed to `findings.ndjson` and counted; [`validate::finding_lines`]: its lines | pure |
+//! | validate | [`validate`] | the Agent Skills rules, the contract per document, `--strict`; [`validate::diagnostics`]: warning and skip classes; [`validate::findings`]: streamed to `findings.ndjson` and counted; [`validate::finding_lines`]: its lines; [`validate::risk`]: static risk rules over a skill's files, evidence not scores | pure |
 //! | embed | [`embed`] | model, vector cache, its sharing through the store, Hub download | I/O |
 //! | assemble | [`assemble`] | each file's entry (keyed, [`assemble::keys`]; its documents, [`assemble::document`], appended to a pack; its [`assemble::catalog`] object; its findings), buckets and the manifest; [`assemble::marketplace`]; [`assemble::digest`]: the output version and build digest | pure over a `Write` pack |
 //! | write | [`write`](mod@write) | `commits/<id>/`; [`write::variant`]: which `commits/<id>/` a build owns | I/O |
@@ -23,8 +23,10 @@
 //! stages for one commit: its plan in `build::plan`, its CPU-bound middle
 //! in `build::stage`, [`build::run_context`] for what the commits of a run
 //! share, many sources in [`build::sources`], its summary in
-//! `build::summary`), [`backfill`] (runs it over a history) and [`lint`]
-//! (the walk, parse and validate stages over a working tree); and what
+//! `build::summary`, and after each artifact the store's record of where
+//! skills were first met in `build::sightings`), [`backfill`] (runs it over a history) and [`lint`]
+//! (the walk, parse and validate stages and the risk rules over a working
+//! tree); and what
 //! they use: [`config`] (`pipeline.toml`), [`reuse`] (the parse cache
 //! across runs: an earlier artifact's entries, by key), [`lock`] (builder
 //! leases with heartbeats), [`store`] (files staged on disk, and the puts
