@@ -129,14 +129,46 @@ pub struct Ranked {
 }
 
 /// Runs the pipeline: `engine`'s candidates for `asked`, then the shared
-/// steps ([`rank`]).
+/// steps ([`rank`]). When hits above the risk asked for leave a page
+/// short of results and the engine had more, a page four times larger is
+/// asked for (up to [`MAX_FETCHED`]): a query whose first hits are a
+/// campaign's copies still finds the skills below them.
 pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchError> {
-    let page = if asked.all_sections {
+    let mut page = if asked.all_sections {
         asked.limit
     } else {
         page_size(asked.limit)
     };
-    let (candidates, rules) = match engine {
+    loop {
+        let (candidates, rules) = candidates(engine, asked, page).await?;
+        let fetched = candidates.hits.len();
+        let candidates = within_risk(candidates, asked.max_risk);
+        let dropped = candidates.hits.len() < fetched;
+        let mut ranked = if asked.all_sections {
+            unfolded(candidates, asked.limit)
+        } else {
+            let none = fold::FirstSeen::new();
+            let first_seen = asked.first_seen.as_deref().unwrap_or(&none);
+            rank(&asked.text, candidates, rules, asked.limit, first_seen)
+        };
+        let short = ranked.results.len() < asked.limit.max(1);
+        if dropped && short && fetched >= page && page < MAX_FETCHED {
+            page = page.saturating_mul(4).min(MAX_FETCHED);
+            continue;
+        }
+        ranked.engine = engine.name();
+        return Ok(ranked);
+    }
+}
+
+/// A page of `page` hits for `asked` from `engine`, with the shared rules
+/// the pipeline still has to apply to it.
+async fn candidates(
+    engine: Engine<'_>,
+    asked: &Asked,
+    page: usize,
+) -> Result<(Candidates, Rules), SearchError> {
+    Ok(match engine {
         Engine::Meili { config, index } => {
             let query = meili::MeiliQuery {
                 index,
@@ -165,17 +197,7 @@ pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchErro
                 .map_err(SearchError::Embedded)?;
             (found, Rules::NONE)
         }
-    };
-    let candidates = within_risk(candidates, asked.max_risk);
-    let mut ranked = if asked.all_sections {
-        unfolded(candidates, asked.limit)
-    } else {
-        let none = fold::FirstSeen::new();
-        let first_seen = asked.first_seen.as_deref().unwrap_or(&none);
-        rank(&asked.text, candidates, rules, asked.limit, first_seen)
-    };
-    ranked.engine = engine.name();
-    Ok(ranked)
+    })
 }
 
 /// The shared steps: the `rules` the engine did not apply, skills named
