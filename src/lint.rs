@@ -14,12 +14,12 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::parse::parse_skill;
-use crate::source::Entry;
-use crate::source::{list_folder, ObjectRef, SourceError};
+use crate::parse::read::read_shipped;
+use crate::source::{list_folder, Entry, FileReader, ObjectRef, SourceError};
 use crate::validate::diagnostics::Finding;
 use crate::validate::risk::{scan_folder, RiskFinding, Severity};
 use crate::validate::{check_skill, SPEC_CLASSES};
-use crate::walk::supporting_files::{folder_files, folder_of};
+use crate::walk::supporting_files::{folder_files, folder_of, in_folder, shipped_entries};
 use crate::walk::{skill_entries, skill_folder, GlobError, WalkRules};
 
 /// Why a folder could not be linted.
@@ -103,13 +103,12 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
     let mut report = LintReport::default();
     let skills = skill_entries(&entries, &rules);
     let skill_paths: Vec<&str> = skills.iter().map(|e| e.path.as_str()).collect();
-    let shipped = folder_files(
+    let names = folder_files(
         &skill_paths,
         entries.iter().map(|e| e.path.as_str()),
         &rules,
     );
-    let by_path: std::collections::HashMap<&str, &Entry> =
-        entries.iter().map(|e| (e.path.as_str(), e)).collect();
+    let shipped = shipped_entries(&names, &entries);
     for entry in skills {
         report.skills += 1;
         let ObjectRef::File(file) = &entry.object else {
@@ -138,14 +137,14 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
                 Ok(parsed) => {
                     let folder = skill_folder(&entry.path, &own_name);
                     let checks = check_skill(folder, &parsed.fields, &parsed.field_lines);
-                    let names = shipped.get(&entry.path).map_or(&[][..], Vec::as_slice);
+                    let files = shipped.get(&entry.path).map_or(&[][..], Vec::as_slice);
                     let mut findings: Vec<LintFinding> = parsed
                         .findings
                         .iter()
                         .chain(&checks)
                         .map(|finding| lint_finding(&entry.path, finding))
                         .collect();
-                    findings.extend(risk_findings(entry, &bytes, names, &by_path, config));
+                    findings.extend(risk_findings(entry, &bytes, files, config));
                     findings
                 }
             },
@@ -177,53 +176,36 @@ fn lint_finding(path: &str, finding: &Finding) -> LintFinding {
 }
 
 /// The risk rules' findings over `skill` (its SKILL.md `bytes`) and the
-/// files its folder ships (`names`, relative to it), each read whole; a
-/// file that cannot be read is a finding of its own.
+/// files its folder ships (`shipped`), each read whole; a file that cannot
+/// be read is a finding of its own.
 fn risk_findings(
     skill: &Entry,
     bytes: &[u8],
-    names: &[String],
-    by_path: &std::collections::HashMap<&str, &Entry>,
+    shipped: &[Entry],
     config: &Config,
 ) -> Vec<LintFinding> {
     let folder = folder_of(&skill.path);
-    let in_folder = |name: &str| match folder {
-        "" => name.to_string(),
-        folder => format!("{folder}/{name}"),
-    };
-    let mut findings = Vec::new();
-    let mut contents = Vec::new();
-    for name in names {
-        let Some(entry) = by_path.get(in_folder(name).as_str()) else {
-            continue;
-        };
-        let ObjectRef::File(file) = &entry.object else {
-            continue;
-        };
-        if entry.kind != crate::source::EntryKind::File {
-            continue;
-        }
-        match std::fs::read(file) {
-            Ok(read) => contents.push((name.as_str(), read, entry.executable)),
-            Err(e) => findings.push(LintFinding {
-                path: entry.path.clone(),
-                line: None,
-                class: "shipped-unreadable".into(),
-                message: format!("could not be read for the risk rules: {e}"),
-                spec: false,
-                severity: Severity::Info,
-                excerpt: None,
-            }),
-        }
-    }
+    let (contents, unreadable) = read_shipped(&FileReader::Folder, &skill.path, shipped);
+    let mut findings: Vec<LintFinding> = unreadable
+        .into_iter()
+        .map(|(relative, e)| LintFinding {
+            path: in_folder(folder, relative),
+            line: None,
+            class: "shipped-unreadable".into(),
+            message: format!("could not be read for the risk rules: {e}"),
+            spec: false,
+            severity: Severity::Info,
+            excerpt: None,
+        })
+        .collect();
     let scanned = scan_folder(config.repo(), (bytes, skill.executable), &contents);
-    findings.extend(scanned.into_iter().map(|f| risk_finding(&in_folder, f)));
+    findings.extend(scanned.into_iter().map(|f| risk_finding(folder, f)));
     findings
 }
 
-fn risk_finding(in_folder: &dyn Fn(&str) -> String, finding: RiskFinding) -> LintFinding {
+fn risk_finding(folder: &str, finding: RiskFinding) -> LintFinding {
     LintFinding {
-        path: in_folder(&finding.file),
+        path: in_folder(folder, &finding.file),
         line: finding.line.map(|l| l as usize),
         class: finding.class,
         message: finding.why,

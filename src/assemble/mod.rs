@@ -21,7 +21,7 @@ use self::keys::{build_context, entry_keys, EntryKeys};
 use self::marketplace::Marketplace;
 use crate::config::Config;
 use crate::embed::{EmbedError, Embedder};
-use crate::parse::read::{Extracted, Scanned};
+use crate::parse::read::Extracted;
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::diagnostics::Finding;
@@ -375,12 +375,7 @@ impl<'a> Assembler<'a> {
         for finding in &checks {
             findings.push_str(&finding_line(path, finding));
         }
-        let scanned = item.scanned.clone().unwrap_or_else(|| Scanned {
-            risk: Risk::default(),
-            content_key: String::new(),
-            body_key: String::new(),
-            findings: Vec::new(),
-        });
+        let scanned = item.scanned.clone().unwrap_or_default();
         for finding in &scanned.findings {
             findings.push_str(&finding_line(path, finding));
         }

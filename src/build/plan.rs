@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::reuse::Base;
 use crate::source::{Change, Entry, EntryKind, Snapshot};
 use crate::validate::diagnostics::{Finding, WarningClass};
-use crate::walk::supporting_files::{folder_files, folder_of};
+use crate::walk::supporting_files::{folder_files, folder_of, shipped_entries};
 use crate::walk::{one_version_per_plugin, plugin_aliases, skill_entries, WalkRules};
 
 /// What a build starts from.
@@ -233,32 +233,6 @@ fn list_folders(
         found.extend(names);
     }
     Ok((found, shipped))
-}
-
-/// The entries of `listing` that `folder_files` names (relative to each
-/// skill file's folder), by skill file, in the same order.
-fn shipped_entries(
-    folder_files: &HashMap<String, Vec<String>>,
-    listing: &[Entry],
-) -> HashMap<String, Vec<Entry>> {
-    let by_path: HashMap<&str, &Entry> = listing.iter().map(|e| (e.path.as_str(), e)).collect();
-    folder_files
-        .iter()
-        .map(|(skill, names)| {
-            let folder = folder_of(skill);
-            let entries = names
-                .iter()
-                .filter_map(|name| {
-                    let path = match folder {
-                        "" => name.clone(),
-                        folder => format!("{folder}/{name}"),
-                    };
-                    by_path.get(path.as_str()).map(|e| (*e).clone())
-                })
-                .collect();
-            (skill.clone(), entries)
-        })
-        .collect()
 }
 
 /// The marketplace file of the snapshot, if it has one; an unreadable one

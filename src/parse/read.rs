@@ -14,9 +14,9 @@ use rayon::prelude::*;
 
 use super::content_key::{body_key, content_key, file_part};
 use super::{parse_skill, ParseOptions, ParsedSkill};
-use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot};
+use crate::source::{Entry, EntryKind, FileReader, ObjectRef, Snapshot, SourceError};
 use crate::validate::diagnostics::{unsafe_path_char, Finding, Unusable, WarningClass};
-use crate::validate::risk::{scan_folder, Risk};
+use crate::validate::risk::{scan_folder, Risk, ShippedFile};
 use crate::walk::resolve_symlink;
 use crate::walk::supporting_files::folder_of;
 
@@ -35,7 +35,7 @@ pub struct Extracted {
 }
 
 /// What a usable skill's files hold: read with its SKILL.md, whole.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Scanned {
     /// What the risk rules found.
     pub risk: Risk,
@@ -250,35 +250,53 @@ fn read_skill(
     }
 }
 
-/// Reads the files `entry`'s folder ships, whole, and runs the risk rules
-/// and the content key over them and its SKILL.md (bytes, and as parsed). A file that cannot be
-/// read is left out of both, with a finding that names it.
-fn scan_skill(
+/// The regular files of `shipped` (the files the folder of the skill file
+/// at `skill` ships) read whole, and those that could not be read, each
+/// with its path relative to that folder.
+pub fn read_shipped<'e>(
     reader: &FileReader,
-    entry: &Entry,
-    (skill_md, parsed): (&[u8], &ParsedSkill),
-    context: &ExtractContext<'_>,
-) -> Scanned {
-    let folder = folder_of(&entry.path);
-    let shipped = context
-        .shipped
-        .get(&entry.path)
-        .map_or(&[][..], Vec::as_slice);
-    let mut findings = Vec::new();
-    let mut contents: Vec<(&str, Vec<u8>, bool)> = Vec::with_capacity(shipped.len());
+    skill: &str,
+    shipped: &'e [Entry],
+) -> (Vec<ShippedFile<'e>>, Vec<(&'e str, SourceError)>) {
+    let folder = folder_of(skill);
+    let (mut read, mut unreadable) = (Vec::with_capacity(shipped.len()), Vec::new());
     for file in shipped.iter().filter(|f| f.kind == EntryKind::File) {
         let relative = match folder {
             "" => file.path.as_str(),
             folder => file.path.get(folder.len() + 1..).unwrap_or(&file.path),
         };
         match reader.read(file) {
-            Ok(bytes) => contents.push((relative, bytes, file.executable)),
-            Err(error) => findings.push(Finding::file(
-                WarningClass::ShippedUnreadable,
-                format!("{relative} could not be read for the risk rules: {error}"),
-            )),
+            Ok(bytes) => read.push((relative, bytes, file.executable)),
+            Err(error) => unreadable.push((relative, error)),
         }
     }
+    (read, unreadable)
+}
+
+/// Reads the files `entry`'s folder ships, whole, and runs the risk rules
+/// and the content key over them and its SKILL.md (bytes, and as
+/// parsed). A file that cannot be read is left out of both, with a
+/// finding that names it.
+fn scan_skill(
+    reader: &FileReader,
+    entry: &Entry,
+    (skill_md, parsed): (&[u8], &ParsedSkill),
+    context: &ExtractContext<'_>,
+) -> Scanned {
+    let shipped = context
+        .shipped
+        .get(&entry.path)
+        .map_or(&[][..], Vec::as_slice);
+    let (contents, unreadable) = read_shipped(reader, &entry.path, shipped);
+    let findings = unreadable
+        .into_iter()
+        .map(|(relative, error)| {
+            Finding::file(
+                WarningClass::ShippedUnreadable,
+                format!("{relative} could not be read for the risk rules: {error}"),
+            )
+        })
+        .collect();
     let risk = Risk::of(scan_folder(
         context.repo,
         (skill_md, entry.executable),
@@ -288,10 +306,11 @@ fn scan_skill(
         .iter()
         .map(|(path, bytes, _)| file_part(path, bytes))
         .collect();
+    let text = String::from_utf8_lossy(skill_md);
     Scanned {
         risk,
-        body_key: body_key(&String::from_utf8_lossy(skill_md)),
-        content_key: content_key(&String::from_utf8_lossy(skill_md), &parsed.fields, &parts),
+        body_key: body_key(&text),
+        content_key: content_key(&text, &parsed.fields, &parts),
         findings,
     }
 }

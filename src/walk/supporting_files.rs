@@ -19,6 +19,14 @@ pub fn folder_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(folder, _)| folder)
 }
 
+/// The path of `name` (relative to `folder`) in the tree.
+pub fn in_folder(folder: &str, name: &str) -> String {
+    match folder {
+        "" => name.to_string(),
+        folder => format!("{folder}/{name}"),
+    }
+}
+
 /// The files of each folder of `skills` (SKILL.md paths), relative to it
 /// and in path order, out of `listing` (every path of the tree, or of the
 /// skills' folders). `rules` say which paths are skill files (a folder
@@ -66,6 +74,27 @@ pub fn folder_files<'a>(
             let mut files = by_folder.get(folder_of(skill)).cloned().unwrap_or_default();
             files.sort_unstable();
             (skill.to_string(), files)
+        })
+        .collect()
+}
+
+/// The entries of `listing` that `folder_files` names (relative to each
+/// skill file's folder), by skill file, in the same order.
+pub fn shipped_entries(
+    folder_files: &HashMap<String, Vec<String>>,
+    listing: &[Entry],
+) -> HashMap<String, Vec<Entry>> {
+    let by_path: HashMap<&str, &Entry> = listing.iter().map(|e| (e.path.as_str(), e)).collect();
+    folder_files
+        .iter()
+        .map(|(skill, names)| {
+            let folder = folder_of(skill);
+            let entries = names
+                .iter()
+                .filter_map(|name| by_path.get(in_folder(folder, name).as_str()))
+                .map(|e| (*e).clone())
+                .collect();
+            (skill.clone(), entries)
         })
         .collect()
 }

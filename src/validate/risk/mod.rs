@@ -67,6 +67,10 @@ pub struct SkillFile<'a> {
     pub executable: bool,
 }
 
+/// A shipped file read whole: its path relative to the skill's folder, its
+/// bytes and whether it is executable.
+pub type ShippedFile<'a> = (&'a str, Vec<u8>, bool);
+
 /// A skill's files and the repository they come from.
 #[derive(Debug, Clone, Copy)]
 pub struct SkillFiles<'a> {
@@ -161,7 +165,7 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
 pub fn scan_folder(
     repo: &str,
     skill_md: (&[u8], bool),
-    shipped: &[(&str, Vec<u8>, bool)],
+    shipped: &[ShippedFile<'_>],
 ) -> Vec<RiskFinding> {
     let mut files = vec![SkillFile {
         path: "SKILL.md",
