@@ -119,12 +119,9 @@ impl SkillTools {
         }
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT) as usize;
         let source = args.source.as_deref().filter(|s| !s.is_empty());
-        let max_risk = match args.max_risk.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(text) => match crate::pipeline::risk_level(text) {
-                Ok(level) => Some(level),
-                Err(e) => return failure(format!("`max_risk`: {e}")),
-            },
+        let max_risk = match crate::pipeline::max_risk_param(args.max_risk.as_deref()) {
+            Ok(level) => level,
+            Err(e) => return failure(e),
         };
         let arrived = Instant::now();
         self.bounded(async {

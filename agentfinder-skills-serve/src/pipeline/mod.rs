@@ -226,8 +226,13 @@ pub fn rank(
 /// The risk level of a hit's skill: `signals.risk.level`; `None` where
 /// the artifact says nothing of risk (built before schema 7).
 pub fn hit_risk(hit: &Hit) -> Option<Severity> {
-    hit.document
-        .pointer("/signals/risk/level")
+    hit.document.get("signals").and_then(signals_risk)
+}
+
+/// The risk level a document's `signals` state (`risk.level`), if any.
+pub fn signals_risk(signals: &serde_json::Value) -> Option<Severity> {
+    signals
+        .pointer("/risk/level")
         .and_then(serde_json::Value::as_str)
         .and_then(Severity::parse)
 }
@@ -238,6 +243,18 @@ pub fn risk_level(text: &str) -> Result<Severity, String> {
     Severity::parse(text).ok_or_else(|| {
         format!("{text:?} is not a risk level: use none, info, low, medium, high or critical")
     })
+}
+
+/// An optional maximum risk as a request gives it (`max_risk` of
+/// `/search` and MCP): absent or blank is none; otherwise a level, or the
+/// error that lists them.
+pub fn max_risk_param(text: Option<&str>) -> Result<Option<Severity>, String> {
+    match text.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => risk_level(text)
+            .map(Some)
+            .map_err(|e| format!("`max_risk`: {e}")),
+    }
 }
 
 /// `candidates` without the hits above `max` (all of them without one).

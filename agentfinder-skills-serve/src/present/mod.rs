@@ -85,12 +85,12 @@ impl Presented {
     /// Its risk level (`signals.risk.level`; `none` without findings) and
     /// the classes of its findings at that level.
     pub fn risk(&self) -> (Severity, Vec<String>) {
-        let risk = self.signals.as_ref().and_then(|s| s.get("risk"));
-        let level = risk
-            .and_then(|r| r.get("level"))
-            .and_then(Value::as_str)
-            .and_then(Severity::parse)
+        let level = self
+            .signals
+            .as_ref()
+            .and_then(crate::pipeline::signals_risk)
             .unwrap_or_default();
+        let risk = self.signals.as_ref().and_then(|s| s.get("risk"));
         let mut classes: Vec<String> = risk
             .and_then(|r| r.get("findings"))
             .and_then(Value::as_array)

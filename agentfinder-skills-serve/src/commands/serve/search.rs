@@ -67,12 +67,7 @@ fn parse_params(raw: Option<&str>) -> Result<SearchParams, (StatusCode, String)>
             Err(_) => return Err(bad(format!("`limit` = {text:?} is not a number"))),
         },
     };
-    let max_risk = match max_risk.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(text) => {
-            Some(crate::pipeline::risk_level(text).map_err(|e| bad(format!("`max_risk`: {e}")))?)
-        }
-    };
+    let max_risk = crate::pipeline::max_risk_param(max_risk.as_deref()).map_err(bad)?;
     let topgun = match format.as_deref() {
         None | Some("agentfinder") => false,
         Some("topgun") => true,
