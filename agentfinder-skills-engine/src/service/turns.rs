@@ -228,10 +228,15 @@ mod tests {
                     .await
             }));
             // Each task is queued (or running) before the next is spawned:
-            // waited for by what the queue says, not by a pause.
+            // waited for by what the queue says.
             while started.lock().unwrap().len() + turns.waiting() <= n {
                 tokio::task::yield_now().await;
             }
+            // Then a pause, not to synchronise but to stagger: two workers
+            // that free up at the same instant take their next jobs at
+            // once, and which of those records its start first is a race
+            // the order below would see.
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
         for task in tasks {
             task.await.unwrap().unwrap();
