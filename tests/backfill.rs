@@ -492,3 +492,84 @@ fn promote_newest_never_promotes_another_configurations_build_of_the_newest_comm
         .join(format!("artifacts/commits/{older}/_SUCCESS"))
         .exists());
 }
+
+#[test]
+fn a_commit_builds_to_the_same_bytes_whatever_was_built_before_it() {
+    // 50 commits over 5 skills edited every 2, 5, 8, 11 and 14 commits, one
+    // written at the start and one edited at commit 20, the others touching
+    // only a README; `history_depth = 32` (an anchor every 2 commits by id,
+    // the bound at least 16 down): the history is longer than the walk, so
+    // how a build reuses an earlier one decides its dates.
+    let mut repo = GitRepo::new();
+    let mut commits = Vec::new();
+    for i in 0..50usize {
+        let mut touched = false;
+        if i == 0 || i == 20 {
+            let body = format!("# Use\n\nv{i}\n");
+            repo.write("skills/late/SKILL.md", skill("late", "L", &body));
+            repo.write("skills/still/SKILL.md", skill("still", "S", "# Use\n"));
+        }
+        for k in 0..5usize {
+            if i == 0 || i % (k * 3 + 2) == 0 {
+                let body = format!("# Use\n\nv{i}\n");
+                let path = format!("skills/s{k}/SKILL.md");
+                repo.write(&path, skill(&format!("s{k}"), "S", &body));
+                touched = true;
+            }
+        }
+        if !touched {
+            repo.write("README.md", format!("r{i}\n"));
+        }
+        commits.push(repo.commit(&format!("c{i}")));
+    }
+    let source = repo.path().to_str().unwrap();
+    let store = || {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(
+            work.path().join("pipeline.toml"),
+            "[walk]\nhistory_depth = 32\n\n[embed]\nenabled = false\n",
+        )
+        .unwrap();
+        work
+    };
+    let build = |work: &tempfile::TempDir, commit: &str| {
+        let out = run(work.path(), &["build", "--source", source, "--ref", commit]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let tail = &commits[34..];
+    // The daily job: each commit after the one before it.
+    let daily = store();
+    for commit in tail {
+        build(&daily, commit);
+    }
+    // A job that missed days: HEAD~15, then HEAD~5, then HEAD.
+    let gaps = store();
+    for commit in [&commits[34], &commits[44], &commits[49]] {
+        build(&gaps, commit);
+    }
+    // A backfill of the whole history, each commit patched from its parent.
+    let backfill = store();
+    let out = run(backfill.path(), &["backfill", "--source", source]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    for (i, commit) in tail.iter().enumerate() {
+        let cold = store();
+        build(&cold, commit);
+        let theirs = complete_files(cold.path(), commit);
+        let mut chains = vec![("daily", &daily), ("backfill", &backfill)];
+        if [0, 10, 15].contains(&i) {
+            chains.push(("gaps", &gaps));
+        }
+        for (chain, work) in chains {
+            let ours = complete_files(work.path(), commit);
+            for ((file, a), (_, b)) in ours.iter().zip(&theirs) {
+                assert_eq!(
+                    a,
+                    b,
+                    "{chain}: commit {} ({commit}): {file} differs from a cold build",
+                    i + 34
+                );
+            }
+        }
+    }
+}

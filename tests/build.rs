@@ -473,9 +473,11 @@ fn past_the_history_depth_a_file_is_dated_at_or_before_the_oldest_commit_walked(
             skill_doc("skills/new/SKILL.md"),
         )
     };
-    // Two commits walked (c3, c2): nothing there changed `old`, so it is
-    // as c1 holds it, dated at or before c1 and pinned to it.
-    let (old, new) = dated(2);
+    // Depth 4: the walk stops at the first anchor commit past half of it
+    // (with fewer than 32, every commit is one): two commits walked (c3,
+    // c2), nothing there changed `old`, so it is as c1 holds it, dated at
+    // or before c1 and pinned to it.
+    let (old, new) = dated(4);
     assert_eq!(old["last_updated_at_or_before"], true, "{old:#}");
     assert_eq!(old["last_updated"], "2026-01-02T10:00:00Z");
     assert_eq!(old["commit"], commits[1].as_str());
@@ -491,7 +493,7 @@ fn past_the_history_depth_a_file_is_dated_at_or_before_the_oldest_commit_walked(
     // A URL source is cloned as deep as the walk goes, and dated the same
     // (it was cloned at depth 1 and left undated).
     let url = format!("file://{source}");
-    for depth in [2, 0] {
+    for depth in [2, 4, 0] {
         let by_url = skill_documents_at_depth(&url, depth);
         let by_path = skill_documents_at_depth(source, depth);
         for path in ["skills/old/SKILL.md", "skills/new/SKILL.md"] {
@@ -533,6 +535,21 @@ fn a_clone_no_deeper_than_its_tip_dates_files_at_or_before_it() {
     }
 }
 
+/// How many commits below the newest of `commits` (oldest first) a walk
+/// `depth` deep stops, as `[walk] history_depth` documents it: at the first
+/// commit at least half of `depth` down whose id's first 16 hex digits are
+/// a multiple of `depth / 16` (at least 1), else at `depth`.
+fn history_bound(commits: &[String], depth: usize) -> usize {
+    let spacing = (depth as u64 / 16).max(1);
+    let newest_first: Vec<&String> = commits.iter().rev().collect();
+    (depth.div_ceil(2)..=depth)
+        .find(|at| {
+            let number = u64::from_str_radix(&newest_first[*at][..16], 16).unwrap();
+            number.is_multiple_of(spacing) || *at == depth
+        })
+        .unwrap()
+}
+
 #[test]
 fn dates_agree_with_git_log_over_a_history_longer_than_one_run_of_the_walk() {
     // 41 commits over 6 skills changed every 2, 5, 8, 11, 14 commits (the
@@ -566,10 +583,11 @@ fn dates_agree_with_git_log_over_a_history_longer_than_one_run_of_the_walk() {
             let doc = &skill_docs[&path];
             let newest = repo.git(&["log", "-1", "--format=%H", "--", &path]);
             let back = commits.len() - 1 - commits.iter().position(|c| *c == newest).unwrap();
-            let (commit, bounded) = if depth == 0 || back < depth {
+            let bound = history_bound(&commits, depth);
+            let (commit, bounded) = if depth == 0 || back < bound {
                 (newest, false)
             } else {
-                (commits[commits.len() - 1 - depth].clone(), true)
+                (commits[commits.len() - 1 - bound].clone(), true)
             };
             assert_eq!(doc["commit"], commit.as_str(), "depth {depth}, {path}");
             assert_eq!(

@@ -116,6 +116,7 @@ pub(super) fn patch_parent(
         || config.walk.one_version_per_plugin
         || touches_marketplace
         || !every_entry_plain()
+        || !snapshot.same_history_bound_as_parent(config.walk.history_depth)?
     {
         return Ok(Err(base));
     }

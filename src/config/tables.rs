@@ -192,10 +192,11 @@ pub struct WalkConfig {
     /// Build one version per plugin skill of a Codex plugin cache (set by
     /// the `codex-plugins` preset).
     pub one_version_per_plugin: bool,
-    /// Commits of the first-parent history a cold build walks, at most, to
-    /// date each skill file by its last change; a file the walk does not
-    /// settle is dated "at or before" the oldest commit walked (0: walk
-    /// the whole history).
+    /// Commits of the first-parent history a build walks, at most, to date
+    /// each skill file by its last change; the walk stops at an anchor
+    /// commit past half of it, a function of the built commit alone (see
+    /// `source::bound`), and a file it does not settle is dated "at or
+    /// before" that commit (0: walk the whole history).
     pub history_depth: usize,
 }
 

@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::bound::bound_index;
 use super::git::{commit_parts, for_each_pair, within, GitSource, TreeEntry};
 use super::SourceError;
 
@@ -106,6 +107,13 @@ impl GitSource {
             .collect();
         let mut found = HashMap::with_capacity(paths.len());
         let known_at = known.and_then(|k| gix::ObjectId::from_hex(k.commit.as_bytes()).ok());
+        // The bound depends on the commit alone (see `bound`): walk the
+        // commits above it, whatever an earlier build walked.
+        let window = match depth {
+            0 => None,
+            depth => Some(self.window(commit, depth)?),
+        };
+        let depth = window.as_ref().map_or(0, |w| w.walked.len());
         let mut next = commit;
         let mut walked = 0usize;
         let mut run = FIRST_RUN;
@@ -147,7 +155,11 @@ impl GitSource {
                     for path in unresolved.drain() {
                         let path = String::from_utf8_lossy(path);
                         if let Some(change) = known_changes.and_then(|c| c.get(path.as_ref())) {
-                            found.insert(path.into_owned(), change.clone());
+                            let change = match &window {
+                                Some(window) => window.rebound(change),
+                                None => change.clone(),
+                            };
+                            found.insert(path.into_owned(), change);
                         }
                     }
                 }
@@ -167,6 +179,72 @@ impl GitSource {
             run = (run * 2).min(MAX_RUN);
         }
         Ok(found)
+    }
+
+    /// The commits a walk from `commit` dates files by, and the bound below
+    /// them (see [`bound`](super::bound)).
+    fn window(&self, commit: gix::ObjectId, depth: usize) -> Result<Window, SourceError> {
+        let (history, boundary) = self.first_parents(commit, depth.saturating_add(1))?;
+        let ids: Vec<gix::ObjectId> = history.iter().map(|(id, _)| *id).collect();
+        let at = bound_index(&ids, depth).or(match boundary {
+            true => history.len().checked_sub(1),
+            false => None,
+        });
+        Ok(match at {
+            Some(at) => Window {
+                walked: ids[..at].iter().copied().collect(),
+                bound: Some(history[at]),
+            },
+            None => Window {
+                walked: ids.into_iter().collect(),
+                bound: None,
+            },
+        })
+    }
+
+    /// The bound commit of a walk from `commit` and of one from its first
+    /// parent agree: a commit patched from its parent's build keeps the
+    /// dates of what it left alone.
+    pub(super) fn same_bound_as_parent(
+        &self,
+        commit: gix::ObjectId,
+        depth: usize,
+    ) -> Result<bool, SourceError> {
+        if depth == 0 {
+            return Ok(true);
+        }
+        let (history, boundary) = self.first_parents(commit, depth.saturating_add(2))?;
+        let ids: Vec<gix::ObjectId> = history.iter().map(|(id, _)| *id).collect();
+        let Some(parent) = ids.get(1..) else {
+            return Ok(false);
+        };
+        let last = ids.len().checked_sub(1).filter(|_| boundary);
+        let ours = bound_index(&ids, depth).or(last);
+        let theirs = bound_index(parent, depth).map(|at| at + 1).or(last);
+        Ok(ours == theirs)
+    }
+
+    /// Up to `len` commits of the first-parent history from `commit`, newest
+    /// first, with their times; and whether it ended early at a shallow
+    /// boundary (a parent the clone does not hold) rather than the root.
+    fn first_parents(
+        &self,
+        commit: gix::ObjectId,
+        len: usize,
+    ) -> Result<(Vec<(gix::ObjectId, i64)>, bool), SourceError> {
+        let repo = self.thread_local();
+        let mut history = Vec::new();
+        let mut next = Some(commit);
+        while let Some(id) = next.filter(|_| history.len() < len) {
+            let parts = match commit_parts(&repo, id) {
+                Ok(parts) => parts,
+                Err(_) if !history.is_empty() => return Ok((history, true)),
+                Err(e) => return Err(self.git_error(e)),
+            };
+            history.push((id, parts.0));
+            next = parts.2;
+        }
+        Ok((history, false))
     }
 
     /// Up to `budget` commits from `start` down the first-parent history,
@@ -273,6 +351,33 @@ impl GitSource {
             all.extend(result?);
         }
         Ok(all)
+    }
+}
+
+/// The commits above a walk's bound, and the bound (`None`: the walk
+/// reaches the root).
+struct Window {
+    walked: HashSet<gix::ObjectId>,
+    bound: Option<(gix::ObjectId, i64)>,
+}
+
+impl Window {
+    /// A change known at an earlier commit, as a walk from this window's
+    /// commit would find it: a change below the bound, or one an earlier
+    /// walk marked at or before its own bound, is at or before this bound.
+    fn rebound(&self, change: &Change) -> Change {
+        let within = || {
+            gix::ObjectId::from_hex(change.commit.as_bytes())
+                .is_ok_and(|id| self.walked.contains(&id))
+        };
+        match self.bound {
+            Some((bound, time)) if change.at_or_before || !within() => Change {
+                commit: bound.to_string(),
+                time,
+                at_or_before: true,
+            },
+            _ => change.clone(),
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 //! reading the files ([`Snapshot::list`], [`FileReader`]) come after, so a
 //! build of a commit that is already complete can stop before touching them.
 
+mod bound;
 mod clone;
 mod folder;
 mod git;
@@ -406,6 +407,16 @@ impl Snapshot {
                     (path, change)
                 })
                 .collect()),
+        }
+    }
+
+    /// Whether a history walk from this commit and one from its first
+    /// parent stop at the same bound (see `bound`), so the parent's dates
+    /// hold for what the commit left alone; true for a plain folder.
+    pub fn same_history_bound_as_parent(&self, depth: usize) -> Result<bool, SourceError> {
+        match &self.inner {
+            Inner::Git(source) => source.same_bound_as_parent(self.commit_id()?, depth),
+            Inner::Folder(_) => Ok(true),
         }
     }
 
