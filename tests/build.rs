@@ -491,21 +491,26 @@ fn past_the_history_depth_a_file_is_dated_at_or_before_the_oldest_commit_walked(
     assert_eq!(old["last_updated"], "2026-01-01T10:00:00Z");
 
     // A URL source is cloned as deep as the walk goes, and dated the same
-    // (it was cloned at depth 1 and left undated).
-    let url = format!("file://{source}");
-    for depth in [2, 4, 0] {
-        let by_url = skill_documents_at_depth(&url, depth);
-        let by_path = skill_documents_at_depth(source, depth);
-        for path in ["skills/old/SKILL.md", "skills/new/SKILL.md"] {
-            for field in ["last_updated", "last_updated_at_or_before", "commit"] {
-                assert_eq!(
-                    by_url[path].get(field),
-                    by_path[path].get(field),
-                    "{path} {field} at depth {depth}"
-                );
+    // (it was cloned at depth 1 and left undated): by `file://` and over
+    // git's smart HTTP protocol, both shallow.
+    let http = common::git_http::GitHttp::serve(repo.path().parent().unwrap());
+    let name = repo.path().file_name().unwrap().to_str().unwrap();
+    for url in [format!("file://{source}"), http.url(name)] {
+        for depth in [2, 4, 0] {
+            let by_url = skill_documents_at_depth(&url, depth);
+            let by_path = skill_documents_at_depth(source, depth);
+            for path in ["skills/old/SKILL.md", "skills/new/SKILL.md"] {
+                for field in ["last_updated", "last_updated_at_or_before", "commit"] {
+                    assert_eq!(
+                        by_url[path].get(field),
+                        by_path[path].get(field),
+                        "{url}: {path} {field} at depth {depth}"
+                    );
+                }
             }
         }
     }
+    assert!(http.requests.load(std::sync::atomic::Ordering::SeqCst) >= 3);
 }
 
 #[test]

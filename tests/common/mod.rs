@@ -239,6 +239,25 @@ pub fn documents(path: PathBuf) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+/// Set (to 1) where the MCP client must be present (`.ci/run` sets it).
+pub const REQUIRE_MCP_ENV: &str = "AGENTFINDER_REQUIRE_MCP";
+
+/// A Python with the `mcp` SDK: `$AGENTFINDER_MCP_PYTHON`, else `python3`
+/// if it has it; `None`, saying why, otherwise.
+pub fn mcp_python() -> Option<PathBuf> {
+    let python = std::env::var_os("AGENTFINDER_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let has_sdk = std::process::Command::new(&python)
+        .args(["-c", "import mcp.client"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    let missing = format!("{} has no `mcp` package", python.display());
+    let hint = "pip install mcp, or set AGENTFINDER_MCP_PYTHON";
+    present_or_skipped(has_sdk.then_some(python), REQUIRE_MCP_ENV, &missing, hint)
+}
+
+pub mod git_http;
 pub mod moto;
 pub mod server;
 
