@@ -6,30 +6,12 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::server::Server;
 use common::*;
 use serde_json::{json, Value};
-
-/// Set (to 1) where the client must be present (`.ci/run` sets it).
-const REQUIRE_MCP_ENV: &str = "AGENTFINDER_REQUIRE_MCP";
-
-/// A Python with the `mcp` SDK: `$AGENTFINDER_MCP_PYTHON`, else `python3`
-/// if it has it; `None`, saying why, otherwise.
-fn mcp_python() -> Option<PathBuf> {
-    let python = std::env::var_os("AGENTFINDER_MCP_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("python3"));
-    let has_sdk = Command::new(&python)
-        .args(["-c", "import mcp.client"])
-        .output()
-        .is_ok_and(|out| out.status.success());
-    let missing = format!("{} has no `mcp` package", python.display());
-    let hint = "pip install mcp, or set AGENTFINDER_MCP_PYTHON";
-    present_or_skipped(has_sdk.then_some(python), REQUIRE_MCP_ENV, &missing, hint)
-}
 
 /// Two collections in one store: `docs` (PDF and Word skills) and `ops`.
 fn two_collections(work: &Path) -> (GitRepo, GitRepo) {
