@@ -121,7 +121,9 @@ async fn the_vector_cache_is_shared_through_s3() {
     let store = moto.store("vectors");
     let work = tempfile::tempdir().unwrap();
     let disk = |name: &str| {
-        Mutex::new(VectorCache::open(&work.path().join(name), "org_model@rev@256", 3).unwrap())
+        std::sync::Arc::new(Mutex::new(
+            VectorCache::open(&work.path().join(name), "org_model@rev@256", 3).unwrap(),
+        ))
     };
     for run in 0..=MAX_SEGMENTS {
         let cache = disk(&format!("run-{run}"));

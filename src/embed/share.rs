@@ -19,7 +19,7 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::TryStreamExt;
 use object_store::path::Path as StorePath;
@@ -143,17 +143,38 @@ struct Facts {
     file_len: u64,
 }
 
-fn facts<T: AsMut<VectorCache>>(shared: &Mutex<T>) -> Result<Facts, ShareError> {
-    let mut guard = locked(shared)?;
-    let cache = guard.as_mut();
-    cache.flush().map_err(|e| local_error(cache.path(), e))?;
-    Ok(Facts {
-        prefix: prefix_of(cache),
-        state_file: state_path(cache),
-        dir: cache.dir().to_path_buf(),
-        record: cache.record_size() as u64,
-        file_len: cache.file_len(),
+/// The embedder's vector cache, shared between the build's stages.
+pub trait SharedCache: AsMut<VectorCache> + Send + 'static {}
+impl<T: AsMut<VectorCache> + Send + 'static> SharedCache for T {}
+
+/// Runs `work` on the cache under its lock, on a blocking thread: taking
+/// the lock may wait for a batch being embedded, and the work reads and
+/// writes files, neither of which may hold up the runtime's threads.
+async fn with_cache<T: SharedCache, R: Send + 'static>(
+    shared: &Arc<Mutex<T>>,
+    work: impl FnOnce(&mut VectorCache) -> Result<R, ShareError> + Send + 'static,
+) -> Result<R, ShareError> {
+    let shared = Arc::clone(shared);
+    tokio::task::spawn_blocking(move || work(locked(&shared)?.as_mut()))
+        .await
+        .map_err(|e| ShareError {
+            path: PREFIX.to_string(),
+            message: e.to_string(),
+        })?
+}
+
+async fn facts<T: SharedCache>(shared: &Arc<Mutex<T>>) -> Result<Facts, ShareError> {
+    with_cache(shared, |cache| {
+        cache.flush().map_err(|e| local_error(cache.path(), e))?;
+        Ok(Facts {
+            prefix: prefix_of(cache),
+            state_file: state_path(cache),
+            dir: cache.dir().to_path_buf(),
+            record: cache.record_size() as u64,
+            file_len: cache.file_len(),
+        })
     })
+    .await
 }
 
 /// Segments in the store, by name, with their sizes.
@@ -176,9 +197,9 @@ async fn list(store: &Store, prefix: &StorePath) -> Result<Vec<(String, u64)>, S
 }
 
 /// Downloads and absorbs the store's segments this machine has not absorbed.
-pub async fn pull<T: AsMut<VectorCache>>(
+pub async fn pull<T: SharedCache>(
     store: &Store,
-    shared: &Mutex<T>,
+    shared: &Arc<Mutex<T>>,
 ) -> Result<Pulled, ShareError> {
     let Facts {
         prefix,
@@ -186,7 +207,7 @@ pub async fn pull<T: AsMut<VectorCache>>(
         dir,
         record,
         file_len,
-    } = facts(shared)?;
+    } = facts(shared).await?;
     crate::store::staging::remove_stale(&dir, &[SEGMENT_STAGING, ".tmp"]);
     let mut state = load_state(&state_file, file_len);
     let mut pulled = Pulled::default();
@@ -210,14 +231,18 @@ pub async fn pull<T: AsMut<VectorCache>>(
                 .push(format!("{path}: its bytes do not match its name's digest"));
             continue;
         }
-        let mut guard = locked(shared)?;
-        let cache = guard.as_mut();
-        let before = cache.file_len();
-        let file = std::fs::File::open(download.0.path()).map_err(|e| local_error(&dir, e))?;
-        let added = cache.absorb(file).map_err(|e| store_error(&path, e))?;
+        let (downloaded, at) = (download.0.path().to_path_buf(), path.clone());
+        let (before, after, added) = with_cache(shared, move |cache| {
+            let before = cache.file_len();
+            let file = std::fs::File::open(&downloaded).map_err(|e| local_error(&downloaded, e))?;
+            let added = cache.absorb(file).map_err(|e| store_error(&at, e))?;
+            Ok((before, cache.file_len(), added))
+        })
+        .await?;
+        drop(download);
         if state.shared_bytes == before {
             // Nothing unshared sits before what was just appended.
-            state.shared_bytes = cache.file_len();
+            state.shared_bytes = after;
         }
         state.segments.insert(name);
         save_state(&state_file, &state)?;
@@ -252,9 +277,9 @@ async fn download(
 
 /// Uploads the vectors not yet in the store as one segment, then merges the
 /// segments into one if more than [`MAX_SEGMENTS`] have piled up.
-pub async fn push<T: AsMut<VectorCache>>(
+pub async fn push<T: SharedCache>(
     store: &Store,
-    shared: &Mutex<T>,
+    shared: &Arc<Mutex<T>>,
 ) -> Result<Pushed, ShareError> {
     let Facts {
         prefix,
@@ -262,7 +287,7 @@ pub async fn push<T: AsMut<VectorCache>>(
         record,
         file_len,
         ..
-    } = facts(shared)?;
+    } = facts(shared).await?;
     let mut state = load_state(&state_file, file_len);
     let mut pushed = Pushed::default();
     if file_len <= state.shared_bytes {
@@ -301,16 +326,14 @@ pub async fn push<T: AsMut<VectorCache>>(
 }
 
 /// Uploads bytes `[from, to)` of the local cache file as a segment; returns its name.
-async fn upload_range<T: AsMut<VectorCache>>(
+async fn upload_range<T: SharedCache>(
     store: &Store,
-    shared: &Mutex<T>,
+    shared: &Arc<Mutex<T>>,
     prefix: &StorePath,
     from: u64,
     to: u64,
 ) -> Result<String, ShareError> {
-    let staged = {
-        let mut guard = locked(shared)?;
-        let cache = guard.as_mut();
+    let staged = with_cache(shared, move |cache| {
         let dir = cache.dir().to_path_buf();
         let stage = || -> std::io::Result<crate::store::staging::StagedFile> {
             let mut file =
@@ -318,8 +341,9 @@ async fn upload_range<T: AsMut<VectorCache>>(
             cache.copy_range(from, to, &mut file)?;
             file.finish()
         };
-        stage().map_err(|e| local_error(&dir, e))?
-    };
+        stage().map_err(|e| local_error(&dir, e))
+    })
+    .await?;
     let name = format!("{}.f32", staged.digest.sha256);
     let path = prefix.clone().join(name.as_str());
     let staged_path = staged.path.clone();
@@ -339,8 +363,10 @@ mod tests {
         Store::open(dir.to_str().unwrap()).unwrap()
     }
 
-    fn cache(dir: &Path) -> Mutex<VectorCache> {
-        Mutex::new(VectorCache::open(dir, "org_model@rev@256", 2).unwrap())
+    fn cache(dir: &Path) -> Arc<Mutex<VectorCache>> {
+        Arc::new(Mutex::new(
+            VectorCache::open(dir, "org_model@rev@256", 2).unwrap(),
+        ))
     }
 
     fn add(cache: &Mutex<VectorCache>, text: &str, value: f32) {
@@ -361,6 +387,42 @@ mod tests {
             .unwrap_or_default();
         found.sort();
         found
+    }
+
+    /// `#[tokio::test]` runs one runtime thread: a task that blocks it
+    /// stops every other task.
+    #[tokio::test]
+    async fn sharing_waits_for_a_busy_embedder_off_the_runtime_threads() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let work = tempfile::tempdir().unwrap();
+        let store = store(&work.path().join("store"));
+        let cache = cache(&work.path().join("local"));
+        add(&cache, "a", 1.0);
+        // The embedder busy with a batch: its lock held by another thread.
+        let held = Arc::clone(&cache);
+        let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            let _guard = held.lock().unwrap();
+            locked_tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(400));
+        });
+        locked_rx.recv().unwrap();
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&ticks);
+        let ticker = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        assert_eq!(push(&store, &cache).await.unwrap().vectors, 1);
+        ticker.abort();
+        holder.join().unwrap();
+        let ticks = ticks.load(Ordering::SeqCst);
+        assert!(
+            ticks >= 20,
+            "other tasks stood still while the push waited: {ticks} ticks"
+        );
     }
 
     #[tokio::test]
