@@ -81,28 +81,45 @@ pub async fn materialize(
         None => None,
     };
 
+    // The documents are written and hashed on a thread of their own while
+    // the packs are read and checked: both cores, for the largest file.
     let mut documents = HashingFile::create(dir, DOCUMENTS_FILE).map_err(|e| io(dir, e))?;
-    let mut write = |batch: Bytes| {
-        let written = documents.write_all(&batch);
-        async move { written }
+    let (batches, mut received) = tokio::sync::mpsc::channel::<Bytes>(2);
+    let writer = tokio::task::spawn_blocking(move || {
+        while let Some(batch) = received.blocking_recv() {
+            documents.write_all(&batch)?;
+        }
+        documents.finish()
+    });
+    let write = |batch: Bytes| {
+        let batches = batches.clone();
+        async move {
+            batches
+                .send(batch)
+                .await
+                .map_err(|_| std::io::Error::other("the documents' writer stopped"))
+        }
     };
     let streamed = match &composed {
         Some((_, entries)) => {
-            for_each_document_batch(store, location, entries, 8 << 20, &mut write).await
+            for_each_document_batch(store, location, entries, 8 << 20, write).await
         }
-        None => for_each_batch(store, location, &success, &manifest, 8 << 20, &mut write).await,
+        None => for_each_batch(store, location, &success, &manifest, 8 << 20, write).await,
     };
+    drop(batches);
+    let written = writer
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        .map_err(|e| io(&dir.join(DOCUMENTS_FILE), e));
     match streamed {
         Ok(()) => {}
         Err(StreamError::Read(e)) => return Err(e.into()),
-        Err(StreamError::Consumer(e)) => return Err(io(&dir.join(DOCUMENTS_FILE), e)),
+        // The writer's own error says why it stopped.
+        Err(StreamError::Consumer(e)) => {
+            return Err(written.err().unwrap_or(io(&dir.join(DOCUMENTS_FILE), e)))
+        }
     }
-    let mut files = vec![(
-        DOCUMENTS_FILE,
-        documents
-            .finish()
-            .map_err(|e| io(&dir.join(DOCUMENTS_FILE), e))?,
-    )];
+    let mut files = vec![(DOCUMENTS_FILE, written?)];
     for name in [CATALOG_FILE, FINDINGS_FILE] {
         let bytes = match &composed {
             Some((index, entries)) if name == CATALOG_FILE => {
