@@ -15,7 +15,7 @@ use agentfinder_skills_reader::read::ReadError;
 use agentfinder_skills_reader::store::Store;
 
 use self::run_context::RunContext;
-pub use self::summary::{BuildStatus, BuildSummary};
+pub use self::summary::{BuildStatus, BuildSummary, StageTimes};
 use crate::assemble::{AssembleError, Assembled};
 use crate::config::Config;
 use crate::embed::EmbedError;
@@ -132,7 +132,9 @@ pub async fn build_by(
     // a source's timeout; its next run then starts from those vectors).
     let run = RunContext::new(&request.config, ParseCache::disabled());
     let unpromoted = async {
+        let opening = Instant::now();
         let snapshot = open_source(&request).await?;
+        let source_seconds = opening.elapsed().as_secs_f64();
         let request = BuildRequest {
             config: config_for_source(
                 &request.config,
@@ -153,7 +155,12 @@ pub async fn build_by(
                 snapshot.version.branch
             ),
         );
-        let built = build_commit(&request, snapshot, store, reporter, run.clone()).await;
+        let built = build_commit(&request, snapshot, store, reporter, run.clone())
+            .await
+            .map(|mut summary| {
+                summary.stages.source = source_seconds;
+                summary
+            });
         Ok::<_, BuildError>((request, built))
     };
     let (request, built) = match deadline {
@@ -174,15 +181,19 @@ pub async fn build_by(
                 force: request.force,
                 max_shrink_ratio: request.config.promote.max_shrink_ratio,
             };
+            let promoting = Instant::now();
             summary.promotion = Some(promote(store, &summary.artifact, policy).await?);
+            summary.stages.promote = promoting.elapsed().as_secs_f64();
         }
         Ok(summary)
     }
     .await;
     // After promotion, so sharing never delays latest/; after a failure too,
     // so what was embedded is kept.
+    let sharing = Instant::now();
     run.share_vectors(store, reporter).await;
     let mut summary = outcome?;
+    summary.stages.share = sharing.elapsed().as_secs_f64();
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
 }
@@ -287,6 +298,7 @@ fn already_built(location: &ArtifactLocation, manifest: &Manifest) -> BuildSumma
         parsed: 0,
         patched: false,
         seconds: 0.0,
+        stages: StageTimes::default(),
     }
 }
 
@@ -317,6 +329,7 @@ fn assembled_summary(
         parsed: assembled.parsed,
         patched,
         seconds: 0.0,
+        stages: StageTimes::default(),
     }
 }
 
@@ -362,6 +375,7 @@ async fn build_new(
     }
     .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
     let dir = staging.path().to_path_buf();
+    let staging_started = Instant::now();
     let embedder = run.embedder(store, reporter).await?;
     let base = match run.take_base() {
         Some(base) => Some(base),
@@ -389,8 +403,15 @@ async fn build_new(
         assembled,
         mut parts,
         patched,
+        plan_seconds,
     } = staged;
-    report_findings(reporter, &assembled);
+    let mut stages = StageTimes {
+        plan: plan_seconds,
+        parse: staging_started.elapsed().as_secs_f64() - plan_seconds,
+        ..StageTimes::default()
+    };
+    let writing = Instant::now();
+    summary::report_findings(reporter, &assembled);
     if let Some(failure) = assembled.findings.strict_failure(&request.strict) {
         return Err(BuildError::Validation(failure));
     }
@@ -398,7 +419,9 @@ async fn build_new(
         // Its documents lack the other shards' vectors: only the vector
         // cache, shared when the build ends, is this run's work.
         let not_written = (String::new(), BuildStatus::EmbeddedShard, None);
-        return Ok(assembled_summary(commit, not_written, &assembled, patched));
+        let mut summary = assembled_summary(commit, not_written, &assembled, patched);
+        summary.stages = stages;
+        return Ok(summary);
     }
 
     // Where it goes is decided by what was built (the model may have
@@ -431,12 +454,10 @@ async fn build_new(
         (WriteOutcome::Written, None) => BuildStatus::Built,
         (WriteOutcome::Written, Some(_)) => BuildStatus::Rebuilt,
     };
-    Ok(assembled_summary(
-        commit,
-        (artifact, status, rebuild),
-        &assembled,
-        patched,
-    ))
+    stages.write = writing.elapsed().as_secs_f64();
+    let mut summary = assembled_summary(commit, (artifact, status, rebuild), &assembled, patched);
+    summary.stages = stages;
+    Ok(summary)
 }
 
 /// The entries of `latest/`, when it holds parts of this repository: the
@@ -449,37 +470,5 @@ async fn base_from_latest(store: &Store, config: &Config, reporter: &Reporter) -
             reporter.warn("build", format!("not reusing latest/'s parts: {e}"));
             None
         }
-    }
-}
-
-/// Prints the skips and the first warnings (every one is in findings.ndjson).
-fn report_findings(reporter: &Reporter, assembled: &Assembled) {
-    for risky in &assembled.risky {
-        reporter.warn(
-            "risk",
-            format!("{risky} (see signals.risk in its documents)"),
-        );
-    }
-    let findings = &assembled.findings;
-    for skip in &findings.skipped {
-        reporter.skipped(&skip.path, &skip.class, &skip.reason);
-    }
-    reporter.findings(
-        findings.warnings.iter().map(|w| {
-            (
-                w.path.as_str(),
-                w.line,
-                w.class.as_str(),
-                w.message.as_str(),
-            )
-        }),
-        findings.warning_total(),
-    );
-    let unlisted = findings.skipped_total() - findings.skipped.len() as u64;
-    if unlisted > 0 {
-        reporter.warn(
-            "validate",
-            format!("... and {unlisted} more skipped files (all are in findings.ndjson)"),
-        );
     }
 }

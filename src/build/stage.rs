@@ -87,6 +87,8 @@ pub(super) struct Staged {
     pub parts: NewParts,
     /// Whether it was planned from the parent's build (see [`patch_parent`]).
     pub patched: bool,
+    /// Seconds spent planning (listing or patching, and dating).
+    pub plan_seconds: f64,
 }
 
 /// Sets its flag when dropped: held by the async side of a build while
@@ -122,6 +124,7 @@ pub(super) fn stage_artifact(
     let cache = run.parses.as_ref();
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let vectors = embedder.is_some();
+    let planning = std::time::Instant::now();
     let (plan, patched) = match base {
         Some(base) => match patch_parent(config, snapshot, &rules, base, vectors)? {
             Ok(plan) => (plan, true),
@@ -141,6 +144,7 @@ pub(super) fn stage_artifact(
         found,
     } = plan;
     reporter.info("walk", found);
+    let plan_seconds = planning.elapsed().as_secs_f64();
     let shipped = std::sync::Arc::new(shipped);
     let version = VersionInfo {
         commit: snapshot.version.id.clone(),
@@ -261,6 +265,7 @@ pub(super) fn stage_artifact(
         assembled,
         parts,
         patched,
+        plan_seconds,
     })
 }
 

@@ -2,6 +2,8 @@
 
 use agentfinder_skills_reader::contract::SCHEMA_VERSION;
 
+use crate::assemble::Assembled;
+use crate::logging::Reporter;
 use crate::promote::Promotion;
 
 /// Whether this run built the commit.
@@ -72,6 +74,41 @@ pub struct BuildSummary {
     pub patched: bool,
     /// Wall time in seconds.
     pub seconds: f64,
+    /// Where the wall time went.
+    pub stages: StageTimes,
+}
+
+/// Where a build's wall time went, in seconds: the summary's `stages`
+/// (JSON), so a slow build says which stage was slow.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct StageTimes {
+    /// Opening the source: cloning or fetching a URL, resolving the commit.
+    pub source: f64,
+    /// Listing the tree (or the parent's changes) and dating the files.
+    pub plan: f64,
+    /// Parsing, checking, embedding and staging the documents (and loading
+    /// the model and the last build's entries).
+    pub parse: f64,
+    /// Writing `commits/<sha>/` and its parts, and first sightings.
+    pub write: f64,
+    /// Promoting `latest/`.
+    pub promote: f64,
+    /// Sharing the vectors embedded through the store.
+    pub share: f64,
+}
+
+impl StageTimes {
+    fn fields(&self) -> serde_json::Value {
+        let ms = |seconds: f64| (seconds * 1000.0).round() / 1000.0;
+        serde_json::json!({
+            "source": ms(self.source),
+            "plan": ms(self.plan),
+            "parse": ms(self.parse),
+            "write": ms(self.write),
+            "promote": ms(self.promote),
+            "share": ms(self.share),
+        })
+    }
 }
 
 impl BuildSummary {
@@ -97,6 +134,7 @@ impl BuildSummary {
             "files_parsed": self.parsed,
             "store": self.store,
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
+            "stages": self.stages.fields(),
         })
     }
 
@@ -143,5 +181,37 @@ impl BuildSummary {
             self.store,
             self.seconds
         )
+    }
+}
+
+/// Prints the skips and the first warnings (every one is in findings.ndjson).
+pub(super) fn report_findings(reporter: &Reporter, assembled: &Assembled) {
+    for risky in &assembled.risky {
+        reporter.warn(
+            "risk",
+            format!("{risky} (see signals.risk in its documents)"),
+        );
+    }
+    let findings = &assembled.findings;
+    for skip in &findings.skipped {
+        reporter.skipped(&skip.path, &skip.class, &skip.reason);
+    }
+    reporter.findings(
+        findings.warnings.iter().map(|w| {
+            (
+                w.path.as_str(),
+                w.line,
+                w.class.as_str(),
+                w.message.as_str(),
+            )
+        }),
+        findings.warning_total(),
+    );
+    let unlisted = findings.skipped_total() - findings.skipped.len() as u64;
+    if unlisted > 0 {
+        reporter.warn(
+            "validate",
+            format!("... and {unlisted} more skipped files (all are in findings.ndjson)"),
+        );
     }
 }
