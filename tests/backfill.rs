@@ -4,6 +4,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use serde_json::Value;
+
 use common::*;
 
 /// Six commits; each changes one file of three, so most blobs are shared.
@@ -547,6 +549,11 @@ fn a_commit_builds_to_the_same_bytes_whatever_was_built_before_it() {
     for commit in [&commits[34], &commits[44], &commits[49]] {
         build(&gaps, commit);
     }
+    // A job last run far below the bound (c5), then just above it (c20).
+    let far = store();
+    for commit in [&commits[5], &commits[20], &commits[49]] {
+        build(&far, commit);
+    }
     // A backfill of the whole history, each commit patched from its parent.
     let backfill = store();
     let out = run(backfill.path(), &["backfill", "--source", source]);
@@ -560,6 +567,9 @@ fn a_commit_builds_to_the_same_bytes_whatever_was_built_before_it() {
         if [0, 10, 15].contains(&i) {
             chains.push(("gaps", &gaps));
         }
+        if i == 15 {
+            chains.push(("far", &far));
+        }
         for (chain, work) in chains {
             let ours = complete_files(work.path(), commit);
             for ((file, a), (_, b)) in ours.iter().zip(&theirs) {
@@ -572,4 +582,68 @@ fn a_commit_builds_to_the_same_bytes_whatever_was_built_before_it() {
             }
         }
     }
+}
+
+/// A store whose builds walk `history_depth = depth`.
+fn store_at_depth(depth: usize) -> tempfile::TempDir {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join("pipeline.toml"),
+        format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
+    )
+    .unwrap();
+    work
+}
+
+/// `(commit, last_updated_at_or_before)` of the skill document of `path` in
+/// the artifact of `commit`.
+fn dated(work: &std::path::Path, commit: &str, path: &str) -> (Value, Option<Value>) {
+    let doc = commit_documents(work, "artifacts", commit)
+        .into_iter()
+        .find(|d| d["kind"] == "skill" && d["path"] == path)
+        .unwrap();
+    (
+        doc["commit"].clone(),
+        doc.get("last_updated_at_or_before").cloned(),
+    )
+}
+
+#[test]
+fn dates_an_earlier_build_cannot_vouch_for_are_walked_for_again() {
+    // A skill changed at c0 and c36; the last build, of c40, walked only 4
+    // commits (its bound above c36), so it knows the file only as "at or
+    // before" its own bound. A build of c49 walking 32 must find c36 itself,
+    // as a cold build does, not restate the older bound below it.
+    let mut repo = GitRepo::new();
+    let mut commits = Vec::new();
+    for i in 0..50usize {
+        if i == 0 || i == 36 {
+            let body = format!("# Use\n\nv{i}\n");
+            repo.write("skills/x/SKILL.md", skill("x", "X", &body));
+        } else {
+            repo.write("README.md", format!("r{i}\n"));
+        }
+        commits.push(repo.commit(&format!("c{i}")));
+    }
+    let source = repo.path().to_str().unwrap();
+    let build = |work: &std::path::Path, commit: &str| {
+        let out = run(work, &["build", "--source", source, "--ref", commit]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let path = "skills/x/SKILL.md";
+    let chained = store_at_depth(4);
+    build(chained.path(), &commits[40]);
+    let before = dated(chained.path(), &commits[40], path);
+    assert_eq!(before.1, Some(Value::Bool(true)), "{before:?}");
+    std::fs::write(
+        chained.path().join("pipeline.toml"),
+        "[walk]\nhistory_depth = 32\n\n[embed]\nenabled = false\n",
+    )
+    .unwrap();
+    build(chained.path(), &commits[49]);
+    let cold = store_at_depth(32);
+    build(cold.path(), &commits[49]);
+    let theirs = dated(cold.path(), &commits[49], path);
+    assert_eq!(theirs, (Value::String(commits[36].clone()), None));
+    assert_eq!(dated(chained.path(), &commits[49], path), theirs);
 }

@@ -12,7 +12,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::git_http::GitHttp;
@@ -226,7 +226,7 @@ fn one_day_of_the_deployed_shape_from_the_readmes_commands() {
 
     // The same session finds it within a refresh or two (and the time to
     // open the new version); no call fails on the way.
-    let failures = Arc::new(Mutex::new(Vec::new()));
+    let mut failures = Vec::new();
     let mut seen_after = None;
     while promoted.elapsed() < Duration::from_secs(REFRESH_SECS * 2 + 30) {
         match session.search(gif) {
@@ -235,7 +235,7 @@ fn one_day_of_the_deployed_shape_from_the_readmes_commands() {
                 break;
             }
             Ok(_) => {}
-            Err(why) => failures.lock().unwrap().push(why),
+            Err(why) => failures.push(why),
         }
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -248,7 +248,7 @@ fn one_day_of_the_deployed_shape_from_the_readmes_commands() {
             server.stderr.lock().unwrap()
         )
     });
-    assert!(failures.lock().unwrap().is_empty(), "{failures:?}");
+    assert!(failures.is_empty(), "{failures:?}");
     assert!(!statuses.is_empty());
     let failed: Vec<&u16> = statuses.iter().filter(|s| **s != 200).collect();
     assert!(

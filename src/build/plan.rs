@@ -94,7 +94,8 @@ pub(super) fn list_tree(
 /// skill files to parse, dated to this commit. A cold build of the commit
 /// makes the same entries. `Ok(Err(base))` hands the base back where the
 /// patch cannot be trusted: another parent, another key maker, plugin
-/// versions or the marketplace file in play, symlinked or undated skills.
+/// versions or the marketplace file in play, symlinked or undated skills,
+/// or a history walk whose bound moved with the commit (its dates differ).
 pub(super) fn patch_parent(
     config: &Config,
     snapshot: &Snapshot,

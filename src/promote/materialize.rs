@@ -116,7 +116,9 @@ pub async fn materialize(
         Err(StreamError::Read(e)) => return Err(e.into()),
         // The writer's own error says why it stopped.
         Err(StreamError::Consumer(e)) => {
-            return Err(written.err().unwrap_or(io(&dir.join(DOCUMENTS_FILE), e)))
+            return Err(written
+                .err()
+                .unwrap_or_else(|| io(&dir.join(DOCUMENTS_FILE), e)))
         }
     }
     let mut files = vec![(DOCUMENTS_FILE, written?)];

@@ -2,7 +2,9 @@
 //! that diffs each commit against its parent, entering only folders that
 //! differ and lead to a file still undated.
 //!
-//! The walk is bounded (`[walk] history_depth`) and split across cores:
+//! The walk is bounded (at an anchor commit within `[walk] history_depth`,
+//! a function of the built commit alone: see [`bound`](super::bound)) and
+//! split across cores:
 //! commits come in runs, each run's commits are diffed on two threads
 //! (each over an object database of its own that keeps the trees it just
 //! decoded, since a commit's parent tree is the next commit's tree), and
@@ -12,6 +14,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::bound::bound_index;
+use super::first_parents::first_parents;
 use super::git::{commit_parts, for_each_pair, within, GitSource, TreeEntry};
 use super::SourceError;
 
@@ -22,8 +25,9 @@ pub struct Change {
     pub commit: String,
     /// Its time (or the file's modification time), Unix seconds.
     pub time: i64,
-    /// The history walk stopped at its depth before finding the change:
-    /// the file last changed at or before `commit` (whose tree holds it).
+    /// The history walk stopped at its bound (or a shallow boundary)
+    /// before finding the change: the file last changed at or before
+    /// `commit`, the bound (whose tree holds it).
     pub at_or_before: bool,
 }
 
@@ -70,7 +74,8 @@ enum RunEnd {
     More(gix::ObjectId),
     /// The commit whose changes are known.
     Known,
-    /// The walk's depth: the commit below the last step, and its time.
+    /// The walk's bound (or a shallow boundary): the commit below the last
+    /// step, and its time.
     Depth(gix::ObjectId, i64),
     /// The root commit.
     Bottom,
@@ -83,16 +88,20 @@ impl GitSource {
     /// it added). Only subtrees that differ and lead to a wanted path are
     /// read, so a commit costs what it changed.
     ///
-    /// At most `depth` commits are walked (0: no bound): a path still
-    /// unsettled then is dated at or before the oldest commit reached,
-    /// whose tree holds it as `commit` does ([`Change::at_or_before`]), and
-    /// so is one still unsettled at a shallow boundary (a clone fetched no
-    /// deeper): at or before the boundary commit.
+    /// The walk stops at its bound, an anchor commit at most `depth`
+    /// commits down (0: no bound; see [`bound`](super::bound)): a path
+    /// still unsettled then is dated at or before the bound, whose tree
+    /// holds it as `commit` does ([`Change::at_or_before`]), and so is one
+    /// still unsettled at a shallow boundary (a clone fetched no deeper):
+    /// at or before the boundary commit.
     ///
     /// With `known` (the changes of an earlier commit of this history, such
     /// as the last build's), the walk stops when it reaches that commit and
-    /// the paths it has not settled take their known change: a build costs
-    /// the commits since the last one, not the whole history.
+    /// the paths it has not settled take their known change, restated
+    /// against this walk's bound (see [`restate`]); those the earlier build
+    /// cannot vouch for are walked for on. A build costs the commits since
+    /// the last one, not the whole history, and dates as a cold build of
+    /// its commit does.
     pub(super) fn last_changed(
         &self,
         commit: gix::ObjectId,
@@ -106,7 +115,7 @@ impl GitSource {
             .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p.as_bytes()[..i]))
             .collect();
         let mut found = HashMap::with_capacity(paths.len());
-        let known_at = known.and_then(|k| gix::ObjectId::from_hex(k.commit.as_bytes()).ok());
+        let mut known_at = known.and_then(|k| gix::ObjectId::from_hex(k.commit.as_bytes()).ok());
         // The bound depends on the commit alone (see `bound`): walk the
         // commits above it, whatever an earlier build walked.
         let window = match depth {
@@ -152,15 +161,27 @@ impl GitSource {
                 RunEnd::More(commit) => next = commit,
                 RunEnd::Known => {
                     let known_changes = known.map(|k| &k.changes);
+                    let mut walk_on = HashSet::new();
                     for path in unresolved.drain() {
-                        let path = String::from_utf8_lossy(path);
-                        if let Some(change) = known_changes.and_then(|c| c.get(path.as_ref())) {
-                            let change = match &window {
-                                Some(window) => window.rebound(change),
-                                None => change.clone(),
-                            };
-                            found.insert(path.into_owned(), change);
+                        let name = String::from_utf8_lossy(path);
+                        let restated = known_changes
+                            .and_then(|c| c.get(name.as_ref()))
+                            .and_then(|change| restate(window.as_ref(), change));
+                        match restated {
+                            Some(change) => {
+                                found.insert(name.into_owned(), change);
+                            }
+                            None => {
+                                walk_on.insert(path);
+                            }
                         }
+                    }
+                    // What the earlier build cannot vouch for (a bound of its
+                    // own above this walk's, a file it did not date) is
+                    // walked for from its commit on.
+                    unresolved = walk_on;
+                    if let Some(at) = known_at.take() {
+                        next = at;
                     }
                 }
                 RunEnd::Depth(commit, time) => {
@@ -215,36 +236,26 @@ impl GitSource {
         }
         let (history, boundary) = self.first_parents(commit, depth.saturating_add(2))?;
         let ids: Vec<gix::ObjectId> = history.iter().map(|(id, _)| *id).collect();
-        let Some(parent) = ids.get(1..) else {
+        if ids.len() < 2 {
             return Ok(false);
-        };
-        let last = ids.len().checked_sub(1).filter(|_| boundary);
-        let ours = bound_index(&ids, depth).or(last);
-        let theirs = bound_index(parent, depth).map(|at| at + 1).or(last);
-        Ok(ours == theirs)
+        }
+        // A bound that falls at the clone's edge may not be where a walk
+        // from a deeper clone stops: never patch across one.
+        let ours = bound_index(&ids, depth);
+        let theirs = bound_index(&ids[1..], depth).map(|at| at + 1);
+        // (Both `None` at the root: both walks reach it.)
+        let at_edge = boundary && (ours.is_none() || ours == Some(ids.len() - 1));
+        Ok(ours == theirs && !at_edge)
     }
 
-    /// Up to `len` commits of the first-parent history from `commit`, newest
-    /// first, with their times; and whether it ended early at a shallow
-    /// boundary (a parent the clone does not hold) rather than the root.
+    /// Up to `len` commits of the first-parent history from `commit` (see
+    /// [`first_parents`]).
     fn first_parents(
         &self,
         commit: gix::ObjectId,
         len: usize,
     ) -> Result<(Vec<(gix::ObjectId, i64)>, bool), SourceError> {
-        let repo = self.thread_local();
-        let mut history = Vec::new();
-        let mut next = Some(commit);
-        while let Some(id) = next.filter(|_| history.len() < len) {
-            let parts = match commit_parts(&repo, id) {
-                Ok(parts) => parts,
-                Err(_) if !history.is_empty() => return Ok((history, true)),
-                Err(e) => return Err(self.git_error(e)),
-            };
-            history.push((id, parts.0));
-            next = parts.2;
-        }
-        Ok((history, false))
+        first_parents(&self.thread_local(), commit, len).map_err(|e| self.git_error(e))
     }
 
     /// Up to `budget` commits from `start` down the first-parent history,
@@ -361,23 +372,25 @@ struct Window {
     bound: Option<(gix::ObjectId, i64)>,
 }
 
-impl Window {
-    /// A change known at an earlier commit, as a walk from this window's
-    /// commit would find it: a change below the bound, or one an earlier
-    /// walk marked at or before its own bound, is at or before this bound.
-    fn rebound(&self, change: &Change) -> Change {
-        let within = || {
-            gix::ObjectId::from_hex(change.commit.as_bytes())
-                .is_ok_and(|id| self.walked.contains(&id))
-        };
-        match self.bound {
-            Some((bound, time)) if change.at_or_before || !within() => Change {
-                commit: bound.to_string(),
-                time,
-                at_or_before: true,
-            },
-            _ => change.clone(),
-        }
+/// A change an earlier build of this history knew, as a walk from this
+/// `window`'s commit finds it (`None` for no bound): an exact change above
+/// the bound as it is; one at or below it, or an earlier walk's "at or
+/// before" a bound at or below this one, is at or before this bound.
+/// `None` when the earlier build cannot say: its own bound lies above this
+/// walk's (a smaller `history_depth`, a shallower clone), so the walk must
+/// go on.
+fn restate(window: Option<&Window>, change: &Change) -> Option<Change> {
+    let above_bound = window.is_none_or(|w| {
+        gix::ObjectId::from_hex(change.commit.as_bytes()).is_ok_and(|id| w.walked.contains(&id))
+    });
+    match (change.at_or_before, above_bound) {
+        (true, true) => None,
+        (false, true) => Some(change.clone()),
+        (_, false) => window.and_then(|w| w.bound).map(|(bound, time)| Change {
+            commit: bound.to_string(),
+            time,
+            at_or_before: true,
+        }),
     }
 }
 

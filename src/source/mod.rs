@@ -12,6 +12,7 @@
 
 mod bound;
 mod clone;
+mod first_parents;
 mod folder;
 mod git;
 mod history;

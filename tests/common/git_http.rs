@@ -129,17 +129,18 @@ fn answer(stream: TcpStream, root: &PathBuf) -> std::io::Result<()> {
     let out = child.wait_with_output()?;
     let _ = feeder.join();
     // The CGI answer: headers (a `Status:` among them), a blank line, the body.
-    let split = out
+    let crlf = out
         .stdout
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .map(|at| (at, 4))
-        .or_else(|| {
-            out.stdout
-                .windows(2)
-                .position(|w| w == b"\n\n")
-                .map(|at| (at, 2))
-        });
+        .map(|at| (at, 4));
+    let lf = out
+        .stdout
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map(|at| (at, 2));
+    // The first blank line ends the headers, however it is written.
+    let split = [crlf, lf].into_iter().flatten().min_by_key(|(at, _)| *at);
     let (head, rest) = match split {
         Some((at, gap)) => (&out.stdout[..at], &out.stdout[at + gap..]),
         None => (&b""[..], &out.stdout[..]),
