@@ -525,15 +525,7 @@ fn a_commit_builds_to_the_same_bytes_whatever_was_built_before_it() {
         commits.push(repo.commit(&format!("c{i}")));
     }
     let source = repo.path().to_str().unwrap();
-    let store = || {
-        let work = tempfile::tempdir().unwrap();
-        std::fs::write(
-            work.path().join("pipeline.toml"),
-            "[walk]\nhistory_depth = 32\n\n[embed]\nenabled = false\n",
-        )
-        .unwrap();
-        work
-    };
+    let store = || work_at_depth(32);
     let build = |work: &tempfile::TempDir, commit: &str| {
         let out = run(work.path(), &["build", "--source", source, "--ref", commit]);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -584,17 +576,6 @@ fn a_commit_builds_to_the_same_bytes_whatever_was_built_before_it() {
     }
 }
 
-/// A store whose builds walk `history_depth = depth`.
-fn store_at_depth(depth: usize) -> tempfile::TempDir {
-    let work = tempfile::tempdir().unwrap();
-    std::fs::write(
-        work.path().join("pipeline.toml"),
-        format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
-    )
-    .unwrap();
-    work
-}
-
 /// `(commit, last_updated_at_or_before)` of the skill document of `path` in
 /// the artifact of `commit`.
 fn dated(work: &std::path::Path, commit: &str, path: &str) -> (Value, Option<Value>) {
@@ -631,7 +612,7 @@ fn dates_an_earlier_build_cannot_vouch_for_are_walked_for_again() {
         assert!(out.status.success(), "{}", stderr(&out));
     };
     let path = "skills/x/SKILL.md";
-    let chained = store_at_depth(4);
+    let chained = work_at_depth(4);
     build(chained.path(), &commits[40]);
     let before = dated(chained.path(), &commits[40], path);
     assert_eq!(before.1, Some(Value::Bool(true)), "{before:?}");
@@ -641,7 +622,7 @@ fn dates_an_earlier_build_cannot_vouch_for_are_walked_for_again() {
     )
     .unwrap();
     build(chained.path(), &commits[49]);
-    let cold = store_at_depth(32);
+    let cold = work_at_depth(32);
     build(cold.path(), &commits[49]);
     let theirs = dated(cold.path(), &commits[49], path);
     assert_eq!(theirs, (Value::String(commits[36].clone()), None));

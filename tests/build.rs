@@ -436,12 +436,7 @@ fn the_load_stage_is_skipped_with_a_reason_unless_required() {
 /// Builds `source` with `[walk] history_depth = depth`: its `skill`
 /// documents by path.
 fn skill_documents_at_depth(source: &str, depth: usize) -> BTreeMap<String, serde_json::Value> {
-    let work = tempfile::tempdir().unwrap();
-    std::fs::write(
-        work.path().join("pipeline.toml"),
-        format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
-    )
-    .unwrap();
+    let work = work_at_depth(depth);
     let out = run(work.path(), &["build", "--source", source]);
     assert!(out.status.success(), "{}", stderr(&out));
     documents(work.path().join("artifacts/latest/hf-skills.ndjson"))

@@ -257,6 +257,18 @@ pub fn mcp_python() -> Option<PathBuf> {
     present_or_skipped(has_sdk.then_some(python), REQUIRE_MCP_ENV, &missing, hint)
 }
 
+/// A work folder whose builds walk `[walk] history_depth = depth`, without
+/// embeddings.
+pub fn work_at_depth(depth: usize) -> tempfile::TempDir {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join("pipeline.toml"),
+        format!("[walk]\nhistory_depth = {depth}\n\n[embed]\nenabled = false\n"),
+    )
+    .unwrap();
+    work
+}
+
 pub mod git_http;
 pub mod moto;
 pub mod server;
