@@ -208,8 +208,13 @@ mod tests {
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
         let started = Arc::new(Mutex::new(Vec::new()));
+        // Each job runs until the test lets it end, so a job starts only
+        // when one ends: one at a time, in an order nothing races for.
+        let mut gates = Vec::new();
         let mut tasks = Vec::new();
         for n in 0..10 {
+            let (gate, wait) = std::sync::mpsc::channel::<()>();
+            gates.push(gate);
             let (queue, running, most, log) = (
                 turns.clone(),
                 running.clone(),
@@ -222,21 +227,26 @@ mod tests {
                         let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                         most.fetch_max(now, Ordering::SeqCst);
                         log.lock().unwrap().push(n);
-                        std::thread::sleep(Duration::from_millis(60));
+                        let _ = wait.recv();
                         running.fetch_sub(1, Ordering::SeqCst);
                     })
                     .await
             }));
-            // Each task is queued (or running) before the next is spawned:
-            // waited for by what the queue says.
-            while started.lock().unwrap().len() + turns.waiting() <= n {
+            // Each task is running (the first two, for which a worker is
+            // free) or queued before the next is spawned: waited for by
+            // what the jobs and the queue say.
+            let queued = || if n < 2 { 0 } else { turns.waiting() };
+            while started.lock().unwrap().len() + queued() <= n {
                 tokio::task::yield_now().await;
             }
-            // Then a pause, not to synchronise but to stagger: two workers
-            // that free up at the same instant take their next jobs at
-            // once, and which of those records its start first is a race
-            // the order below would see.
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        for (n, gate) in gates.into_iter().enumerate() {
+            gate.send(()).unwrap();
+            // Ending job n lets job n + 2 start: wait until it has.
+            let expected = (n + 3).min(10);
+            while started.lock().unwrap().len() < expected {
+                tokio::task::yield_now().await;
+            }
         }
         for task in tasks {
             task.await.unwrap().unwrap();
