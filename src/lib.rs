@@ -6,7 +6,7 @@
 //!
 //! | stage | module | what it holds | pure? |
 //! |---|---|---|---|
-//! | source | [`source`] | git via gix (a local clone, or cloned into a cache), plain folders; a version's files, listed and read; history and parent diffs; [`source::identity`]: which repository it is | I/O |
+//! | source | [`source`] | git via gix (a local clone, or cloned into a cache), plain folders; a version's files, listed and read; history and parent diffs (the walk's bound in [`source`]'s `bound`, a function of the commit); [`source::identity`]: which repository it is | I/O |
 //! | walk | [`walk`] | which entries are skills; [`walk::supporting_files`]: what each skill's folder ships | pure |
 //! | parse | [`parse`] | the bytes of one SKILL.md into frontmatter fields (YAML, lenient recovery) and chunks; [`parse::read`]: reads every skill file of a snapshot on all cores (and, for the risk rules and the copy keys, every file each skill ships), parse results shared by blob; [`parse::content_key`]: what copies of a skill share | pure, but for [`parse::read`], its I/O edge |
 //! | chunk | [`chunk`] | a body cut into sections and parts | pure |
