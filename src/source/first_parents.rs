@@ -5,6 +5,8 @@
 //! read: 5,000 commit reads saved per commit).
 
 use super::git::commit_parts;
+use super::revision::first_parent_in_clone;
+use super::SourceError;
 
 /// Up to `len` commits of the first-parent history from `commit`, newest
 /// first, with their times; and whether it ended early at a shallow
@@ -13,34 +15,42 @@ pub(super) fn first_parents(
     repo: &gix::Repository,
     commit: gix::ObjectId,
     len: usize,
-) -> Result<(Vec<(gix::ObjectId, i64)>, bool), String> {
-    let mut history = Vec::new();
-    let mut next = Some(commit);
-    let recent = recent_history(repo);
-    while let Some(id) = next.filter(|_| history.len() < len) {
-        if let Some(recent) = recent.as_ref().filter(|r| r.history[0].0 == id) {
-            let need = len - history.len();
-            if recent.history.len() >= need || recent.end != End::Cut {
-                history.extend(recent.history.iter().take(need));
-                let boundary = history.len() < len && recent.end == End::Boundary;
-                remember_history(repo, &history, len, boundary);
-                return Ok((history, boundary));
-            }
-        }
-        let parts = match commit_parts(repo, id) {
-            Ok(parts) => parts,
-            // Past a shallow clone's boundary the parent is not held.
-            Err(_) if !history.is_empty() && repo.is_shallow().unwrap_or(false) => {
-                remember_history(repo, &history, len, true);
-                return Ok((history, true));
-            }
-            Err(e) => return Err(e),
-        };
-        history.push((id, parts.0));
-        next = parts.2;
+    display: &str,
+) -> Result<(Vec<(gix::ObjectId, i64)>, bool), SourceError> {
+    let git_error = |message: String| SourceError::Git {
+        source_name: display.to_string(),
+        message,
+    };
+    // The history last read, when it starts at `commit` or at its parent
+    // and holds what is asked (or all there is).
+    if len == 0 {
+        return Ok((Vec::new(), false));
     }
-    remember_history(repo, &history, len, false);
-    Ok((history, false))
+    if let Some(recent) = recent_history(repo) {
+        let (start, first) = match recent.history[0].0 == commit {
+            true => (Vec::new(), commit),
+            false => {
+                let (time, _, parent) = commit_parts(repo, commit).map_err(git_error)?;
+                (vec![(commit, time)], parent.unwrap_or(commit))
+            }
+        };
+        let need = len - start.len();
+        if recent.history[0].0 == first && (recent.history.len() >= need || recent.end != End::Cut)
+        {
+            let mut history = start;
+            history.extend(recent.history.iter().take(need));
+            let boundary = history.len() < len && recent.end == End::Boundary;
+            remember_history(repo, &history, len, boundary);
+            return Ok((history, boundary));
+        }
+    }
+    let mut counted = 0;
+    let (history, boundary) = first_parent_in_clone(repo, commit, display, |_, _| {
+        counted += 1;
+        counted >= len
+    })?;
+    remember_history(repo, &history, len, boundary);
+    Ok((history, boundary))
 }
 
 /// How a first-parent history that was read ends.

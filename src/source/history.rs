@@ -255,7 +255,7 @@ impl GitSource {
         commit: gix::ObjectId,
         len: usize,
     ) -> Result<(Vec<(gix::ObjectId, i64)>, bool), SourceError> {
-        first_parents(&self.thread_local(), commit, len).map_err(|e| self.git_error(e))
+        first_parents(&self.thread_local(), commit, len, &self.display)
     }
 
     /// Up to `budget` commits from `start` down the first-parent history,

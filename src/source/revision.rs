@@ -110,13 +110,35 @@ pub(super) fn resolve_commit(
 }
 
 /// The first-parent history of `head`, newest first, stopping after `stop`
-/// says so (its commit included) or at the root.
+/// says so (its commit included) or at the root; a shallow boundary (a
+/// parent the clone does not hold) is an error: a backfill needs the whole
+/// history (see [`first_parent_in_clone`]).
 pub(super) fn first_parent(
     repo: &gix::Repository,
     head: gix::ObjectId,
     display: &str,
-    mut stop: impl FnMut(gix::ObjectId, i64) -> bool,
+    stop: impl FnMut(gix::ObjectId, i64) -> bool,
 ) -> Result<Vec<(gix::ObjectId, i64)>, SourceError> {
+    let (out, shallow) = first_parent_in_clone(repo, head, display, stop)?;
+    match (shallow, out.last()) {
+        (true, Some((id, _))) => Err(SourceError::Git {
+            source_name: display.to_string(),
+            message: format!(
+                "history stops at a shallow boundary below {id}; fetch full history (backfill clones it)"
+            ),
+        }),
+        _ => Ok(out),
+    }
+}
+
+/// As [`first_parent`], ending also at a shallow boundary, which it
+/// reports (`true`) instead of failing.
+pub(super) fn first_parent_in_clone(
+    repo: &gix::Repository,
+    head: gix::ObjectId,
+    display: &str,
+    mut stop: impl FnMut(gix::ObjectId, i64) -> bool,
+) -> Result<(Vec<(gix::ObjectId, i64)>, bool), SourceError> {
     let git_error = |message: String| SourceError::Git {
         source_name: display.to_string(),
         message,
@@ -135,14 +157,12 @@ pub(super) fn first_parent(
             // Parents below a shallow boundary are not in the object database.
             if let Some(parent) = next {
                 if repo.find_commit(parent).is_err() {
-                    return Err(git_error(format!(
-                        "history stops at a shallow boundary below {id}; fetch full history (backfill clones it)"
-                    )));
+                    return Ok((out, true));
                 }
             }
         }
     }
-    Ok(out)
+    Ok((out, false))
 }
 
 fn head_branch(repo: &gix::Repository) -> Option<String> {
