@@ -10,7 +10,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -59,13 +59,7 @@ struct Session {
 
 impl Session {
     fn open(python: &Path, url: &str, cache: &Path) -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .args(["session", url])
-            .env("XDG_CACHE_HOME", cache)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+        let mut child = mcp_client(python, &["session", url], cache)
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();

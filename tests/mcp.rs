@@ -7,7 +7,7 @@ mod common;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use common::server::Server;
 use common::*;
@@ -71,17 +71,7 @@ fn two_collections(work: &Path) -> (GitRepo, GitRepo) {
 /// Runs the client over `transport` (`["stdio", cwd, binary, args...]` or
 /// `["http", url]`), making `calls`; the transcript.
 fn client(python: &Path, transport: &[&str], calls: Value, cache: &Path) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let mut child = Command::new(python)
-        .arg(script)
-        .args(transport)
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HUB_CACHE", "/nonexistent/agentfinder-tests/hub")
-        .env_remove("HF_HOME")
-        .env_remove("MEILI_URL")
-        .env("XDG_CACHE_HOME", cache)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+    let mut child = mcp_client(python, transport, cache)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

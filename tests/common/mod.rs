@@ -269,6 +269,25 @@ pub fn work_at_depth(depth: usize) -> tempfile::TempDir {
     work
 }
 
+/// The official Python MCP client (`tests/mcp/client.py`) run with
+/// `python` over `transport` (see the script), hermetic: no Hub, no
+/// Meilisearch, `cache` as its cache folder; stdin and stdout piped.
+pub fn mcp_client(python: &Path, transport: &[&str], cache: &Path) -> Command {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let mut command = Command::new(python);
+    command
+        .arg(script)
+        .args(transport)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HUB_CACHE", "/nonexistent/agentfinder-tests/hub")
+        .env_remove("HF_HOME")
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", cache)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    command
+}
+
 pub mod git_http;
 pub mod moto;
 pub mod server;
