@@ -126,7 +126,6 @@ fn the_schemas_reject_what_the_contract_forbids() {
 /// prints matches the schema when Meilisearch is down and when it answers.
 #[tokio::test]
 async fn search_in_topguns_format_matches_the_schema_up_or_down() {
-    use wiremock::matchers::{method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};
     let adapter = validator("topgun-adapter-response.schema.json");
     let state = tempfile::tempdir().unwrap();
@@ -179,16 +178,10 @@ async fn search_in_topguns_format_matches_the_schema_up_or_down() {
                      "path": "s/pdf/SKILL.md", "skill_key": "o/r:s/pdf/SKILL.md", "kind": "skill",
                      "url": "http://insecure.example/s/pdf/SKILL.md", "content_sha": "b".repeat(64),
                      "skill_meta": {"license": "MIT"}, "_rankingScore": 0.9});
-    Mock::given(method("POST"))
-        .and(path("/indexes/hf_skills/search"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "hits": [hit], "query": "q", "processingTimeMs": 1, "limit": 10, "offset": 0, "estimatedTotalHits": 1
-        })))
-        .mount(&server)
-        .await;
+    common::meili_answers::mount_answers(&server, vec![hit]).await;
     // A server that never answers: unavailable within the deadline, not after the retries.
     let hanging = MockServer::start().await;
-    Mock::given(method("POST"))
+    Mock::given(wiremock::matchers::any())
         .respond_with(ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30)))
         .mount(&hanging)
         .await;

@@ -7,6 +7,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::meili_answers::{mount_answers, mount_searchable};
 use common::server::Server;
 use serde_json::json;
 use wiremock::matchers::{method, path};
@@ -60,17 +61,16 @@ async fn with_meilisearch_serve_answers_from_it() {
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"status": "available"})))
         .mount(&meili)
         .await;
-    Mock::given(method("POST"))
-        .and(path("/indexes/hf_skills/search"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "hits": [{"id": "pdf", "skill_key": "s:o/r:skills/pdf/SKILL.md", "repo": "o/r",
-                      "skill": "pdf", "skill_name": "pdf", "path": "skills/pdf/SKILL.md",
-                      "kind": "skill", "url": "https://github.com/o/r/blob/c/skills/pdf/SKILL.md",
-                      "_rankingScore": 0.9}],
-            "query": "q", "processingTimeMs": 1, "limit": 10, "offset": 0, "estimatedTotalHits": 1
-        })))
-        .mount(&meili)
-        .await;
+    mount_answers(
+        &meili,
+        vec![
+            json!({"id": "pdf", "skill_key": "s:o/r:skills/pdf/SKILL.md", "repo": "o/r",
+                    "skill": "pdf", "skill_name": "pdf", "path": "skills/pdf/SKILL.md",
+                    "kind": "skill", "url": "https://github.com/o/r/blob/c/skills/pdf/SKILL.md",
+                    "_rankingScore": 0.9}),
+        ],
+    )
+    .await;
     let work = tempfile::tempdir().unwrap();
     let uri = meili.uri();
     let (status, body) = tokio::task::spawn_blocking(move || {
@@ -90,8 +90,9 @@ async fn with_meilisearch_serve_answers_from_it() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["engine"], "meilisearch");
     assert_eq!(body["results"][0]["displayName"], "pdf");
-    assert_eq!(body["results"][0]["score"], 0.9);
-    assert_eq!(body["results"][0]["metadata"]["rankingScore"], 0.9);
+    // Ranked here: the best of the candidates scores 1.
+    assert_eq!(body["results"][0]["score"], 1.0);
+    assert_eq!(body["results"][0]["metadata"]["rankingScore"], 1.0);
 }
 
 /// `skills` built into `work/artifacts` (no vectors), for the embedded
@@ -126,9 +127,10 @@ async fn a_meilisearch_that_hangs_on_search_leaves_time_for_the_embedded_engine(
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"status": "available"})))
         .mount(&meili)
         .await;
-    // It answers health (and would answer index reads) but never a search.
+    // It answers health and index reads but never a search.
+    mount_searchable(&meili).await;
     Mock::given(method("POST"))
-        .and(path("/indexes/hf_skills/search"))
+        .and(path("/multi-search"))
         .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(60)))
         .mount(&meili)
         .await;
@@ -185,10 +187,11 @@ async fn a_query_meilisearch_refuses_does_not_mark_it_down() {
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"status": "available"})))
         .mount(&meili)
         .await;
+    mount_searchable(&meili).await;
     Mock::given(method("POST"))
-        .and(path("/indexes/hf_skills/search"))
+        .and(path("/multi-search"))
         .respond_with(ResponseTemplate::new(400).set_body_json(json!({
-            "message": "Attribute `source` is not filterable.", "code": "invalid_search_filter",
+            "message": "Inside `.queries[0]`: Attribute `source` is not filterable.", "code": "invalid_search_filter",
             "type": "invalid_request", "link": ""
         })))
         .mount(&meili)

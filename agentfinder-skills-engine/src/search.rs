@@ -14,6 +14,7 @@ use tantivy::{DocAddress, Term};
 use agentfinder_skills_reader::contract::KIND_SECTION;
 use agentfinder_skills_reader::results::{similarity_of_cosine, Candidates, Hit, MatchStrength};
 use agentfinder_skills_reader::rules::copies::name_key;
+use agentfinder_skills_reader::rules::fields::{MAX_TYPO_WORDS, NAME_FIELDS, TYPO_MIN_LENGTH};
 use agentfinder_skills_reader::rules::query::{is_stop_word, without_ruled_out, MAX_QUERY_WORDS};
 
 use crate::engine::Engine;
@@ -24,20 +25,12 @@ use crate::{compounds, coverage, nearest, rank, typo};
 /// Candidates each ranking contributes before fusion.
 pub const CANDIDATES: usize = 200;
 
-/// Shortest word a typo is allowed in (Meilisearch's default
-/// `minWordSizeForTypos.oneTypo`); never on its first letter
-/// ([`typo::OneTypoAfterFirstLetter`]), which Meilisearch counts as two.
-pub const TYPO_MIN_LENGTH: usize = 5;
-
-/// Most words of a query that may match with a typo (the first long
-/// ones); each is a walk of the names' and titles' term dictionaries.
-pub const MAX_TYPO_WORDS: usize = 8;
-
-/// Whether `field` is a name or a title (the first two of
+/// Whether `field` is a name or a title (the first [`NAME_FIELDS`] of
 /// [`WEIGHTED_FIELDS`]): a match there counts its weight, and a misspelt
-/// word still names the skill.
+/// word still names the skill. A typo is never on a word's first letter
+/// ([`typo::OneTypoAfterFirstLetter`]), which Meilisearch counts as two.
 fn is_name_field(field: Field, fields: &[Field; 8]) -> bool {
-    fields[..2].contains(&field)
+    fields[..NAME_FIELDS].contains(&field)
 }
 
 /// Rows whose vectors a search ranks by their codes, chosen by their sign

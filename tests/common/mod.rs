@@ -289,6 +289,7 @@ pub fn mcp_client(python: &Path, transport: &[&str], cache: &Path) -> Command {
 }
 
 pub mod git_http;
+pub mod meili_answers;
 pub mod moto;
 pub mod server;
 

@@ -41,18 +41,7 @@ use sink::Sink;
 /// Version of the local index's layout; a change builds new folders.
 pub const FORMAT: u32 = 7;
 
-/// The searchable fields and how much a match in each counts (the order
-/// of Meilisearch's `searchableAttributes`, most important first).
-pub const WEIGHTED_FIELDS: [(&str, f32); 8] = [
-    ("skill_name", 4.0),
-    ("title", 3.0),
-    ("heading_path", 2.0),
-    ("skill_description", 2.0),
-    ("marketplace_description", 1.5),
-    ("content", 1.0),
-    ("text", 1.0),
-    ("path", 1.0),
-];
+pub use agentfinder_skills_reader::rules::fields::WEIGHTED_FIELDS;
 
 /// The tantivy fields.
 #[derive(Debug, Clone, Copy)]

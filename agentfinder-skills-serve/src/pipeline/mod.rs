@@ -170,6 +170,7 @@ async fn candidates(
 ) -> Result<(Candidates, Rules), SearchError> {
     Ok(match engine {
         Engine::Meili { config, index } => {
+            let rules = asked.meili_rules.unwrap_or(Rules::MEILISEARCH);
             let query = meili::MeiliQuery {
                 index,
                 text: &asked.text,
@@ -177,9 +178,14 @@ async fn candidates(
                 filter: meili_filter(asked.filter.as_deref(), asked.source.as_deref()),
                 all_sections: asked.all_sections,
                 hybrid: asked.semantic_ratio.map(|r| (EMBEDDER, r)),
+                share_of_words: rules.share_of_words,
             };
-            let rules = asked.meili_rules.unwrap_or(Rules::MEILISEARCH);
-            (meili::candidates(config, &query).await?, rules)
+            // The share of the words is weighed inside the ranking.
+            let left = Rules {
+                share_of_words: false,
+                ..rules
+            };
+            (meili::candidates(config, &query).await?, left)
         }
         Engine::Embedded(embedded) => {
             let query = Query {

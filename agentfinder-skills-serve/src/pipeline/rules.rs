@@ -1,18 +1,16 @@
-//! The shared rules an engine cannot apply itself, applied to its page
-//! (pure). The embedded engine weighs them inside its own ranking; over
-//! Meilisearch they re-rank its first page:
+//! The shared rules an engine cannot apply itself (pure). The embedded
+//! engine weighs them inside its own ranking; over Meilisearch:
 //!
-//! - the share of the query's words a hit found by its words holds (a hit
-//!   found by its vector is left be): its score is weighed by
-//!   the share to the power
+//! - the share of the query's words a hit holds weighs the keyword
+//!   ranking of its candidates, to the power
 //!   [`SHARE_POWER`](agentfinder_skills_reader::rules::query::SHARE_POWER),
-//!   as the embedded engine weighs
-//!   its keyword candidates (Meilisearch counts matched words first in a
-//!   keyword search, but its hybrid blend lets a hit holding one word of
-//!   the query outrank one holding all of them);
+//!   as the embedded engine weighs its own (Meilisearch counts matched
+//!   words first in a keyword search, but its hybrid blend lets a hit
+//!   holding one word of the query outrank one holding all of them):
+//!   applied where the candidates are ranked ([`super::meili::keywords`]);
 //! - a query's compounds (`with_server.py`, `shadcn/ui`), identifiers that
 //!   word by word are common words: hits holding them as written come
-//!   first.
+//!   first ([`apply`]).
 //!
 //! What a query rules out is cut from the query before either engine
 //! sees it, and one typo is Meilisearch's own rule.
@@ -20,27 +18,14 @@
 use std::collections::HashSet;
 
 use agentfinder_skills_reader::results::Hit;
-use agentfinder_skills_reader::rules::query::{
-    compounds, query_words, weighed_by_share, without_ruled_out, words,
-};
-
-/// The document fields a hit's words are read from (Meilisearch's
-/// `searchableAttributes`).
-pub const SEARCHED_FIELDS: [&str; 8] = [
-    "skill_name",
-    "title",
-    "heading_path",
-    "skill_description",
-    "marketplace_description",
-    "content",
-    "text",
-    "path",
-];
+use agentfinder_skills_reader::rules::fields::{field_words, WEIGHTED_FIELDS};
+use agentfinder_skills_reader::rules::query::{compounds, query_words, without_ruled_out};
 
 /// Which rules to apply to a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Rules {
-    /// Weigh each hit by the share of the query's words it holds.
+    /// Weigh each keyword candidate by the share of the query's words it
+    /// holds (Meilisearch's, where they are ranked).
     pub share_of_words: bool,
     /// Put hits holding the query's compounds first.
     pub compounds: bool,
@@ -82,68 +67,27 @@ impl Rules {
     }
 }
 
-/// `hits` re-ranked for `query` by `rules` (stable: ties keep the
-/// engine's order). A query of one word is not weighed.
+/// `hits` re-ranked for `query` by `rules`: those holding more of its
+/// compounds as written first (stable: ties keep the engine's order). The
+/// share of the words is weighed where Meilisearch's candidates are ranked.
 pub fn apply(query: &str, hits: Vec<Hit>, rules: Rules) -> Vec<Hit> {
-    if rules == Rules::NONE || hits.is_empty() {
+    if !rules.compounds || hits.is_empty() {
         return hits;
     }
-    let wanted = without_ruled_out(query);
-    let words_wanted = query_words(&wanted);
-    let compounds_wanted = if rules.compounds {
-        compounds(&wanted)
-    } else {
-        Vec::new()
-    };
-    let tokens: Vec<Vec<String>> = hits.iter().map(hit_words).collect();
-    let mut keyed: Vec<(usize, Hit)> = if rules.share_of_words && words_wanted.len() > 1 {
-        reorder_word_hits(hits, &tokens, &words_wanted)
-    } else {
-        hits.into_iter().enumerate().collect()
-    };
-    if !compounds_wanted.is_empty() {
-        // Hits holding more of the compounds as written first; stable.
-        keyed.sort_by_key(|(at, _)| {
-            let held = compounds_wanted
-                .iter()
-                .filter(|phrase| holds_phrase(&tokens[*at], phrase))
-                .count();
-            std::cmp::Reverse(held)
-        });
+    let wanted = compounds(&without_ruled_out(query));
+    if wanted.is_empty() {
+        return hits;
     }
-    keyed.into_iter().map(|(_, hit)| hit).collect()
-}
-
-/// The hits found by their words, reordered among the places they hold
-/// by their score weighed by the share of `wanted` they hold (as the
-/// embedded engine weighs its keyword candidates before it fuses them with
-/// its vector ones); a hit found by its vector keeps its place, and each
-/// place keeps its score (a paraphrase's answer, which holds few of the
-/// query's words, is not sunk). `tokens` are the hits' words, in order;
-/// each hit comes back with its place in `hits`.
-fn reorder_word_hits(
-    hits: Vec<Hit>,
-    tokens: &[Vec<String>],
-    wanted: &[String],
-) -> Vec<(usize, Hit)> {
-    let places: Vec<usize> = (0..hits.len()).filter(|&at| !hits[at].by_vector).collect();
-    let place_scores: Vec<f64> = places.iter().map(|&at| hits[at].score).collect();
-    let mut slots: Vec<Option<(usize, Hit)>> = hits.into_iter().enumerate().map(Some).collect();
-    let mut word_hits: Vec<(usize, f64, Hit)> = places
-        .iter()
-        .filter_map(|&at| {
-            let (_, hit) = slots[at].take()?;
-            let held: HashSet<&str> = tokens[at].iter().map(String::as_str).collect();
-            let count = wanted.iter().filter(|w| held.contains(w.as_str())).count();
-            Some((at, weighed_by_share(hit.score, count, wanted.len()), hit))
+    let mut keyed: Vec<(usize, Hit)> = hits
+        .into_iter()
+        .map(|hit| {
+            let tokens = hit_words(&hit);
+            let held = wanted.iter().filter(|p| holds_phrase(&tokens, p)).count();
+            (held, hit)
         })
         .collect();
-    word_hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    for ((&place, score), (at, _, mut hit)) in places.iter().zip(place_scores).zip(word_hits) {
-        hit.score = score;
-        slots[place] = Some((at, hit));
-    }
-    slots.into_iter().flatten().collect()
+    keyed.sort_by_key(|(held, _)| std::cmp::Reverse(*held));
+    keyed.into_iter().map(|(_, hit)| hit).collect()
 }
 
 /// The share of `query`'s words (without what it rules out) that `hit`
@@ -162,16 +106,8 @@ pub fn share_of_words(query: &str, hit: &Hit) -> Option<f64> {
 /// The words of a hit's searched fields, in order.
 fn hit_words(hit: &Hit) -> Vec<String> {
     let mut tokens = Vec::new();
-    for field in SEARCHED_FIELDS {
-        match hit.document.get(field) {
-            Some(serde_json::Value::String(text)) => tokens.extend(words(text)),
-            Some(serde_json::Value::Array(items)) => {
-                for item in items.iter().filter_map(|i| i.as_str()) {
-                    tokens.extend(words(item));
-                }
-            }
-            _ => {}
-        }
+    for (field, _) in WEIGHTED_FIELDS {
+        tokens.extend(field_words(&hit.document, field));
         // Fields are not one text: a phrase never spans two.
         tokens.push(String::new());
     }
@@ -197,41 +133,19 @@ mod tests {
     }
 
     #[test]
-    fn a_hit_holding_more_of_the_words_outranks_a_better_scored_one_word_match() {
+    fn without_compounds_or_the_rule_the_engine_order_stands() {
         let page = vec![
             hit("static-app", "deploy a static site", 0.9),
             hit("canvas", "a static visual artwork saved as pdf", 0.5),
-            hit("other", "nothing", 0.4),
         ];
-        let ranked = apply(
-            "a static visual artwork saved as pdf",
-            page.clone(),
-            Rules::MEILISEARCH,
-        );
-        // Weighed: 0.5 for all five words beats 0.9 x (1/5)^2 for one;
-        // each place keeps its score, so scores still fall down the list.
-        assert_eq!(names(&ranked), ["canvas", "static-app", "other"]);
-        let scores: Vec<f64> = ranked.iter().map(|h| h.score).collect();
-        assert_eq!(scores, [0.9, 0.5, 0.4]);
-        assert_eq!(ranked[0].ranking_score, 0.5, "the engine's own score");
-        // A hit found by its vector keeps its place: a paraphrase's answer
-        // holds few of the words.
-        let mut by_vector = page.clone();
-        by_vector[0].by_vector = true;
-        let kept = apply(
-            "a static visual artwork saved as pdf",
-            by_vector,
-            Rules::MEILISEARCH,
-        );
-        assert_eq!(names(&kept), ["static-app", "canvas", "other"]);
-        // No rules, or one word: the engine's order.
+        let query = "a static visual artwork saved as pdf";
         assert_eq!(
-            names(&apply("static visual", page.clone(), Rules::NONE)),
-            ["static-app", "canvas", "other"]
+            names(&apply(query, page.clone(), Rules::MEILISEARCH)),
+            ["static-app", "canvas"]
         );
         assert_eq!(
-            names(&apply("static", page, Rules::MEILISEARCH)),
-            ["static-app", "canvas", "other"]
+            names(&apply("static_visual", page, Rules::NONE)),
+            ["static-app", "canvas"]
         );
     }
 

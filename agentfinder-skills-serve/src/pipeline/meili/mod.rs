@@ -1,7 +1,10 @@
-//! Meilisearch's candidates: one search with `showRankingScore` (and
-//! hybrid search when asked), one hit per skill (its search-time
-//! `distinct` on `skill_key`), a page wide enough for the rules it cannot
-//! apply itself and for copies to fold into.
+//! Meilisearch's candidates. One result per skill: the candidates of one
+//! multi-search ranked here by their words and fused with the nearest
+//! vectors, as the embedded engine ranks its own ([`wide`]). Every
+//! matching section (`--all-sections`), or a query with no word to
+//! search: one search, in Meilisearch's own order, with
+//! `showRankingScore` (and hybrid search when asked), one hit per skill
+//! through its search-time `distinct` on `skill_key`.
 
 use serde_json::Value;
 
@@ -9,6 +12,9 @@ use agentfinder_skills_reader::contract::skill_key_of;
 use agentfinder_skills_reader::meili::{call, MeiliConfig, MeiliError};
 use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength};
 use agentfinder_skills_reader::rules::query::without_ruled_out;
+
+pub mod keywords;
+pub mod wide;
 
 /// What to ask Meilisearch.
 #[derive(Debug, Clone)]
@@ -25,6 +31,9 @@ pub struct MeiliQuery<'a> {
     pub all_sections: bool,
     /// Hybrid search: (embedder, semantic ratio); `None` for keywords only.
     pub hybrid: Option<(&'a str, f32)>,
+    /// Weigh the keyword ranking by the share of the query's words each
+    /// candidate holds (the shared rule; `eval --rules` turns it off).
+    pub share_of_words: bool,
 }
 
 /// The document field one hit per skill is grouped on (schema 3).
@@ -37,7 +46,7 @@ pub async fn candidates(
     config: &MeiliConfig,
     query: &MeiliQuery<'_>,
 ) -> Result<Candidates, MeiliError> {
-    match search(config, query).await {
+    match find(config, query).await {
         Err(MeiliError::Rejected { message, .. })
             if query.hybrid.is_some() && message.contains("mbedder") =>
         {
@@ -45,7 +54,7 @@ pub async fn candidates(
                 hybrid: None,
                 ..query.clone()
             };
-            let mut found = search(config, &keywords).await?;
+            let mut found = find(config, &keywords).await?;
             found.fallback = Some(format!(
                 "hybrid search unavailable ({message}); used keyword search"
             ));
@@ -55,8 +64,18 @@ pub async fn candidates(
     }
 }
 
-/// The hits, and (for a hybrid search) how well the best matches, from
-/// Meilisearch's ranking score details.
+/// One result per skill ranked here ([`wide`]), or Meilisearch's own page.
+async fn find(config: &MeiliConfig, query: &MeiliQuery<'_>) -> Result<Candidates, MeiliError> {
+    if !query.all_sections {
+        if let Some(found) = wide::ranked(config, query, query.share_of_words).await? {
+            return Ok(found);
+        }
+    }
+    search(config, query).await
+}
+
+/// Meilisearch's own page: the hits, and (for a hybrid search) how well
+/// the best matches, from its ranking score details.
 async fn search(config: &MeiliConfig, query: &MeiliQuery<'_>) -> Result<Candidates, MeiliError> {
     let client = config.client()?;
     let index = client.index(query.index);

@@ -1,0 +1,140 @@
+//! Meilisearch's candidates through the results pipeline, against an HTTP
+//! test server that answers what a real one would in the cases a real one
+//! is hard to bring about (an index without an embedder), or answers every
+//! query with the same hits, to see what the pipeline makes of them.
+
+mod common;
+
+use std::time::Duration;
+
+use agentfinder_skills_reader::meili::{MeiliConfig, RetryPolicy, Secret};
+use agentfinder_skills_serve::pipeline::{self, Asked, Engine};
+use agentfinder_skills_serve::present::agentfinder::SearchResult;
+use agentfinder_skills_serve::present::present;
+use common::meili_answers::{mount_answers, mount_searchable, multi_searches};
+use serde_json::{json, Value};
+use wiremock::matchers::{body_string_contains, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const INDEX: &str = "hf_skills";
+
+fn config(server: &MockServer) -> MeiliConfig {
+    MeiliConfig {
+        api_key: Some(Secret::new("test-master-key-123")),
+        call_timeout: Duration::from_millis(500),
+        retry: RetryPolicy::exponential(Duration::from_millis(20), 3),
+        ..MeiliConfig::new(server.uri())
+    }
+}
+
+/// `asked` of the server's index: its results, and its notice.
+async fn search(server: &MockServer, asked: Asked) -> (Vec<SearchResult>, Option<String>) {
+    let config = config(server);
+    let engine = Engine::Meili {
+        config: &config,
+        index: INDEX,
+    };
+    let answer = present(pipeline::run(engine, &asked).await.unwrap(), None);
+    (SearchResult::all(&answer), answer.notice)
+}
+
+fn hybrid(query: &Value) -> Option<&Value> {
+    query.get("hybrid")
+}
+
+#[tokio::test]
+async fn hybrid_search_falls_back_to_keywords_when_the_index_has_no_embedder() {
+    let server = MockServer::start().await;
+    mount_searchable(&server).await;
+    Mock::given(method("POST"))
+        .and(path("/multi-search"))
+        .and(body_string_contains("hybrid"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(json!({
+            "message": "Inside `.queries[3]`: Cannot find embedder with name `default`.",
+            "code": "invalid_search_embedder", "type": "invalid_request", "link": ""
+        })))
+        .mount(&server)
+        .await;
+    mount_answers(
+        &server,
+        vec![
+            json!({"id": "x", "repo": "o/r", "skill": "gif", "skill_name": "gif",
+                    "content": "a looping gif", "kind": "skill", "_rankingScore": 0.8}),
+        ],
+    )
+    .await;
+    let asked = Asked {
+        text: "looping gif".into(),
+        limit: 5,
+        semantic_ratio: Some(0.5),
+        ..Asked::default()
+    };
+    let (results, notice) = search(&server, asked).await;
+    assert!(
+        notice.as_deref().is_some_and(|r| r.contains("embedder")),
+        "{notice:?}"
+    );
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].display_name, "gif");
+    let bodies = multi_searches(&server).await;
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    let nearest: Vec<&Value> = bodies[0]["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(hybrid)
+        .collect();
+    assert_eq!(
+        nearest,
+        [&json!({"embedder": "default", "semanticRatio": 1.0})]
+    );
+    assert!(bodies[1]["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|q| hybrid(q).is_none()));
+}
+
+/// Meilisearch finds the candidates; they are ranked here by the words
+/// they hold, one result per SKILL.md (two skills sharing a folder name
+/// stay two).
+#[tokio::test]
+async fn candidates_are_ranked_by_their_words_one_result_per_skill_md() {
+    let server = MockServer::start().await;
+    let hit = |id: &str, path: &str, content: &str| {
+        json!({"id": id, "repo": "o/r", "skill": "pdf", "skill_name": "pdf", "path": path,
+               "kind": "skill_section", "content": content,
+               "skill_key": format!("o/r:{path}"), "_rankingScore": 0.5})
+    };
+    mount_answers(
+        &server,
+        vec![
+            hit("a1", "skills/pdf/SKILL.md", "pdf tools"),
+            hit("a2", "skills/pdf/SKILL.md", "more pdf tools"),
+            hit("b1", "plugins/x/skills/pdf/SKILL.md", "merge pdf files"),
+            hit("a3", "skills/pdf/SKILL.md", "pdf"),
+        ],
+    )
+    .await;
+    let asked = Asked {
+        text: "merge the pdf".into(),
+        limit: 2,
+        ..Asked::default()
+    };
+    let (results, _) = search(&server, asked).await;
+    let ids: Vec<&str> = results.iter().map(|r| r.identifier.as_str()).collect();
+    // Meilisearch listed a1 first; b1 holds both words, and a3 is the
+    // section of the other SKILL.md where "pdf" weighs most (the shortest).
+    assert_eq!(ids, ["o-r:b1", "o-r:a3"]);
+    let bodies = multi_searches(&server).await;
+    assert_eq!(bodies.len(), 1);
+    let queries = bodies[0]["queries"].as_array().unwrap();
+    let asked_for = |q: &str| queries.iter().filter(|x| x["q"] == q).count();
+    // Each word (not the stop word), the whole query, and each word's
+    // holders in each body field.
+    assert_eq!(asked_for("merge"), 1);
+    assert_eq!(asked_for("the"), 0);
+    assert_eq!(asked_for("merge the pdf"), 1);
+    assert_eq!(asked_for("\"pdf\""), 6);
+    assert!(queries.iter().all(|q| q.get("distinct").is_none()));
+}
