@@ -129,12 +129,28 @@ async fn candidates_are_ranked_by_their_words_one_result_per_skill_md() {
     let bodies = multi_searches(&server).await;
     assert_eq!(bodies.len(), 1);
     let queries = bodies[0]["queries"].as_array().unwrap();
-    let asked_for = |q: &str| queries.iter().filter(|x| x["q"] == q).count();
-    // Each word (not the stop word), the whole query, and each word's
-    // holders in each body field.
-    assert_eq!(asked_for("merge"), 1);
-    assert_eq!(asked_for("the"), 0);
-    assert_eq!(asked_for("merge the pdf"), 1);
-    assert_eq!(asked_for("\"pdf\""), 6);
+    let asked_for = |q: &str, counting: bool| {
+        queries
+            .iter()
+            .filter(|x| x["q"] == q && (x["limit"] == 0) == counting)
+            .count()
+    };
+    // Each word as written (not the stop word) and the whole query; the
+    // documents in the index, and each word's holders in each group of
+    // body fields.
+    assert_eq!(asked_for("\"merge\"", false), 1);
+    assert_eq!(asked_for("\"the\"", false), 0);
+    assert_eq!(asked_for("merge the pdf", false), 1);
+    assert_eq!(asked_for("", true), 1);
+    assert_eq!(asked_for("\"pdf\"", true), 4);
+    let fields: Vec<&Value> = queries
+        .iter()
+        .filter(|x| x["q"] == "\"pdf\"" && x["limit"] == 0)
+        .map(|x| &x["attributesToSearchOn"])
+        .collect();
+    assert_eq!(
+        fields[1],
+        &json!(["skill_description", "marketplace_description"])
+    );
     assert!(queries.iter().all(|q| q.get("distinct").is_none()));
 }

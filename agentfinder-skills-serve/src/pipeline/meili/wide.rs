@@ -22,7 +22,7 @@ use agentfinder_skills_engine::rank::fuse_by_skill;
 use agentfinder_skills_reader::contract::skill_key_of;
 use agentfinder_skills_reader::meili::{call, MeiliConfig, MeiliError};
 use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength};
-use agentfinder_skills_reader::rules::fields::{NAME_FIELDS, WEIGHTED_FIELDS};
+use agentfinder_skills_reader::rules::fields::WEIGHTED_FIELDS;
 use agentfinder_skills_reader::rules::query::{compounds, query_words, without_ruled_out};
 
 use super::keywords::{self, WordStats};
@@ -34,31 +34,45 @@ pub const WORD_CANDIDATES: usize = 50;
 /// Documents asked for the whole query, and nearest vectors.
 pub const CANDIDATES: usize = 100;
 
+/// The body fields counted together, as indexes in [`WEIGHTED_FIELDS`]: a
+/// document holding a word in either of a pair counts for both (each
+/// count is a search of its own, about 3 ms on a server holding 313,903
+/// documents; a skill's two descriptions and its content and text mostly
+/// hold the same words). Counting each field alone measured the same.
+const COUNTED_TOGETHER: [&[usize]; 4] = [&[2], &[3, 4], &[5, 6], &[7]];
+
+/// The first words of a query whose holders are counted field by field;
+/// a later word's count is the documents holding it anywhere (a 32-word
+/// query would otherwise be 128 searches). Every query of the evaluation
+/// sets has 12 words or fewer besides stop words; at 8, a paraphrase of 9
+/// fell from the first three (a word of its body counted anywhere
+/// weighs less than one counted in the body).
+pub const WORDS_COUNTED: usize = 12;
+
 /// What one multi-search asks, in the order of its results.
 struct Plan<'q> {
     words: Vec<String>,
-    /// Each word as a phrase (`"word"`): matched as written, to count
-    /// the documents holding it.
+    /// Each word as a phrase (`"word"`): matched as written (a prefix or a
+    /// typo of it scores nothing here), and its total counts the documents
+    /// holding it.
     quoted: Vec<String>,
     /// Each compound as a phrase.
     phrases: Vec<String>,
     text: &'q str,
     filter: Option<&'q str>,
     hybrid: Option<(&'q str, f32)>,
-    /// The body fields the index searches (indexes in [`WEIGHTED_FIELDS`]).
-    counted: Vec<usize>,
+    /// The groups of body fields the index searches, counted together
+    /// ([`COUNTED_TOGETHER`]), each as the fields' names.
+    counted: Vec<(&'static [usize], Vec<&'static str>)>,
     searched: [bool; WEIGHTED_FIELDS.len()],
 }
 
 impl Plan<'_> {
     /// The searches, in order: each word's candidates, each compound's,
     /// the whole query's, the nearest vectors (hybrid only), the number of
-    /// documents, then for each word each counted field's holders.
-    fn searches<'a>(
-        &'a self,
-        index: &'a Index,
-        one_field: &'a [[&'a str; 1]],
-    ) -> Vec<SearchQuery<'a, DefaultHttpClient>> {
+    /// documents, then for each of the first [`WORDS_COUNTED`] words each
+    /// group of counted fields' holders.
+    fn searches<'a>(&'a self, index: &'a Index) -> Vec<SearchQuery<'a, DefaultHttpClient>> {
         let candidates = |q: &'a str, limit: usize| {
             let mut search = SearchQuery::new(index);
             search
@@ -70,16 +84,16 @@ impl Plan<'_> {
             }
             search
         };
-        let count = |q: &'a str, field: Option<usize>| {
+        let count = |q: &'a str, fields: Option<&'a [&'a str]>| {
             let mut search = SearchQuery::new(index);
             search.with_query(q).with_limit(0);
-            if let Some(field) = field {
-                search.with_attributes_to_search_on(&one_field[field]);
+            if let Some(fields) = fields {
+                search.with_attributes_to_search_on(fields);
             }
             search
         };
         let mut searches: Vec<SearchQuery<'a, DefaultHttpClient>> = Vec::new();
-        searches.extend(self.words.iter().map(|w| candidates(w, WORD_CANDIDATES)));
+        searches.extend(self.quoted.iter().map(|w| candidates(w, WORD_CANDIDATES)));
         searches.extend(self.phrases.iter().map(|p| candidates(p, WORD_CANDIDATES)));
         searches.push(candidates(self.text, CANDIDATES));
         if let Some((embedder, _)) = self.hybrid {
@@ -90,8 +104,12 @@ impl Plan<'_> {
             searches.push(nearest);
         }
         searches.push(count("", None));
-        for quoted in &self.quoted {
-            searches.extend(self.counted.iter().map(|&f| count(quoted, Some(f))));
+        for quoted in self.quoted.iter().take(WORDS_COUNTED) {
+            searches.extend(
+                self.counted
+                    .iter()
+                    .map(|(_, names)| count(quoted, Some(names.as_slice()))),
+            );
         }
         searches
     }
@@ -126,15 +144,24 @@ pub async fn ranked(
         words,
         text: &text,
         filter: query.filter.as_deref(),
-        hybrid: query.hybrid,
-        counted: (NAME_FIELDS..WEIGHTED_FIELDS.len())
-            .filter(|&f| searched[f])
+        // A ratio of 0 weighs the vectors at nothing: not asked for.
+        hybrid: query.hybrid.filter(|(_, ratio)| *ratio > 0.0),
+        counted: COUNTED_TOGETHER
+            .iter()
+            .map(|group| {
+                let names = group
+                    .iter()
+                    .filter(|&&f| searched[f])
+                    .map(|&f| WEIGHTED_FIELDS[f].0)
+                    .collect();
+                (*group, names)
+            })
+            .filter(|(_, names): &(_, Vec<&str>)| !names.is_empty())
             .collect(),
         searched,
     };
-    let one_field: Vec<[&str; 1]> = WEIGHTED_FIELDS.iter().map(|(f, _)| [*f]).collect();
     let results = call(config, "search", || {
-        let searches = plan.searches(&index, &one_field);
+        let searches = plan.searches(&index);
         let client = &client;
         async move {
             let mut multi = client.multi_search();
@@ -148,8 +175,19 @@ pub async fn ranked(
     .results;
     let mut results = results.into_iter();
     let mut page = Page::default();
-    for _ in 0..plan.words.len() + plan.phrases.len() {
-        for hit in results.next().map(|r| r.hits).unwrap_or_default() {
+    // Documents holding each word anywhere, from its candidates' total.
+    let mut anywhere: Vec<u64> = Vec::with_capacity(plan.words.len());
+    for at in 0..plan.words.len() + plan.phrases.len() {
+        let found = results.next();
+        if at < plan.words.len() {
+            anywhere.push(
+                found
+                    .as_ref()
+                    .and_then(|r| r.estimated_total_hits)
+                    .unwrap_or(0) as u64,
+            );
+        }
+        for hit in found.map(|r| r.hits).unwrap_or_default() {
             page.add(hit.result);
         }
     }
@@ -182,10 +220,16 @@ pub async fn ranked(
         r.and_then(|r| r.estimated_total_hits).unwrap_or(0) as u64
     };
     let documents = count(results.next());
-    let mut holding = vec![[0u64; WEIGHTED_FIELDS.len()]; plan.words.len()];
-    for held in &mut holding {
-        for &field in &plan.counted {
-            held[field] = count(results.next());
+    let mut holding: Vec<[u64; WEIGHTED_FIELDS.len()]> = anywhere
+        .iter()
+        .map(|&n| [n; WEIGHTED_FIELDS.len()])
+        .collect();
+    for held in holding.iter_mut().take(WORDS_COUNTED) {
+        for (group, _) in &plan.counted {
+            let n = count(results.next());
+            for &field in group.iter() {
+                held[field] = n;
+            }
         }
     }
     let stats = WordStats {
