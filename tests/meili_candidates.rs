@@ -16,7 +16,14 @@ use serde_json::{json, Value};
 use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const INDEX: &str = "hf_skills";
+/// A new index name for each search: what the pipeline remembers of an
+/// index is kept per server and index, and wiremock hands out its
+/// servers' addresses again from test to test.
+fn index_name() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("skills_{}_{n}", std::process::id())
+}
 
 fn config(server: &MockServer) -> MeiliConfig {
     MeiliConfig {
@@ -27,15 +34,24 @@ fn config(server: &MockServer) -> MeiliConfig {
     }
 }
 
-/// `asked` of the server's index: its results, and its notice.
-async fn search(server: &MockServer, asked: Asked) -> (Vec<SearchResult>, Option<String>) {
+/// `asked` of `index`: its results, and its notice.
+async fn search_in(
+    server: &MockServer,
+    index: &str,
+    asked: Asked,
+) -> (Vec<SearchResult>, Option<String>) {
     let config = config(server);
     let engine = Engine::Meili {
         config: &config,
-        index: INDEX,
+        index,
     };
     let answer = present(pipeline::run(engine, &asked).await.unwrap(), None);
     (SearchResult::all(&answer), answer.notice)
+}
+
+/// `asked` of an index of its own.
+async fn search(server: &MockServer, asked: Asked) -> (Vec<SearchResult>, Option<String>) {
+    search_in(server, &index_name(), asked).await
 }
 
 fn hybrid(query: &Value) -> Option<&Value> {
@@ -153,4 +169,76 @@ async fn candidates_are_ranked_by_their_words_one_result_per_skill_md() {
         &json!(["skill_description", "marketplace_description"])
     );
     assert!(queries.iter().all(|q| q.get("distinct").is_none()));
+}
+
+/// Counts are searches of their own: a word already counted in an index,
+/// and the index's size and fields, are not asked again for a while; a
+/// refused search forgets them.
+#[tokio::test]
+async fn words_already_counted_are_not_counted_again() {
+    let server = MockServer::start().await;
+    mount_answers(
+        &server,
+        vec![
+            json!({"id": "a", "repo": "o/r", "skill": "pdf", "skill_name": "pdf",
+                    "content": "merge pdf files", "kind": "skill", "skill_key": "o/r:a"}),
+        ],
+    )
+    .await;
+    let ask = |text: &str| Asked {
+        text: text.into(),
+        limit: 3,
+        ..Asked::default()
+    };
+    let counts = |body: &Value| -> Vec<String> {
+        body["queries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|q| q["limit"] == 0)
+            .map(|q| q["q"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let index = index_name();
+    search_in(&server, &index, ask("merge pdf")).await;
+    search_in(&server, &index, ask("merge pdf files")).await;
+    let bodies = multi_searches(&server).await;
+    assert_eq!(
+        counts(&bodies[0]).len(),
+        1 + 2 * 4,
+        "{:?}",
+        counts(&bodies[0])
+    );
+    assert_eq!(counts(&bodies[1]), ["\"files\""; 4]);
+    let settings_read = || async {
+        server
+            .received_requests()
+            .await
+            .unwrap()
+            .iter()
+            .filter(|r| r.url.path().ends_with("/searchable-attributes"))
+            .count()
+    };
+    assert_eq!(settings_read().await, 1);
+    // Refused: what was kept is read again.
+    Mock::given(method("POST"))
+        .and(path("/multi-search"))
+        .and(body_string_contains("refused"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(json!({
+            "message": "Inside `.queries[9]`: Attribute `path` is not searchable.",
+            "code": "invalid_search_attributes_to_search_on", "type": "invalid_request", "link": ""
+        })))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    let config = config(&server);
+    let engine = Engine::Meili {
+        config: &config,
+        index: &index,
+    };
+    assert!(pipeline::run(engine, &ask("refused pdf")).await.is_err());
+    search_in(&server, &index, ask("merge pdf")).await;
+    assert_eq!(settings_read().await, 2);
+    let bodies = multi_searches(&server).await;
+    assert_eq!(counts(bodies.last().unwrap()).len(), 1 + 2 * 4);
 }

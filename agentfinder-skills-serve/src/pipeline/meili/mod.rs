@@ -13,6 +13,7 @@ use agentfinder_skills_reader::meili::{call, MeiliConfig, MeiliError};
 use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength};
 use agentfinder_skills_reader::rules::query::without_ruled_out;
 
+pub mod counts;
 pub mod keywords;
 pub mod wide;
 

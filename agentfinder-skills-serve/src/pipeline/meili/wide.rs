@@ -25,6 +25,7 @@ use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength};
 use agentfinder_skills_reader::rules::fields::WEIGHTED_FIELDS;
 use agentfinder_skills_reader::rules::query::{compounds, query_words, without_ruled_out};
 
+use super::counts::{self, Holding, IndexFacts};
 use super::keywords::{self, WordStats};
 use super::MeiliQuery;
 
@@ -65,13 +66,18 @@ struct Plan<'q> {
     /// ([`COUNTED_TOGETHER`]), each as the fields' names.
     counted: Vec<(&'static [usize], Vec<&'static str>)>,
     searched: [bool; WEIGHTED_FIELDS.len()],
+    /// Whether the index's size is asked (not already known).
+    count_documents: bool,
+    /// The words whose holders are counted (indexes in `words`: of the
+    /// first [`WORDS_COUNTED`], those not already known).
+    words_counted: Vec<usize>,
 }
 
 impl Plan<'_> {
     /// The searches, in order: each word's candidates, each compound's,
     /// the whole query's, the nearest vectors (hybrid only), the number of
-    /// documents, then for each of the first [`WORDS_COUNTED`] words each
-    /// group of counted fields' holders.
+    /// documents (unless known), then for each word counted each group of
+    /// counted fields' holders.
     fn searches<'a>(&'a self, index: &'a Index) -> Vec<SearchQuery<'a, DefaultHttpClient>> {
         let candidates = |q: &'a str, limit: usize| {
             let mut search = SearchQuery::new(index);
@@ -103,8 +109,10 @@ impl Plan<'_> {
                 .with_show_ranking_score_details(true);
             searches.push(nearest);
         }
-        searches.push(count("", None));
-        for quoted in self.quoted.iter().take(WORDS_COUNTED) {
+        if self.count_documents {
+            searches.push(count("", None));
+        }
+        for quoted in self.words_counted.iter().map(|&w| &self.quoted[w]) {
             searches.extend(
                 self.counted
                     .iter()
@@ -130,16 +138,29 @@ pub async fn ranked(
     }
     let client = config.client()?;
     let index = client.index(query.index);
-    let searchable = call(config, "settings", || index.get_searchable_attributes()).await?;
-    let mut searched = [false; WEIGHTED_FIELDS.len()];
-    for (at, (field, _)) in WEIGHTED_FIELDS.iter().enumerate() {
-        searched[at] = searchable.iter().any(|a| a == "*" || a == field);
-    }
+    let (facts, known) = match counts::recall(&config.url, query.index, &words) {
+        Some((facts, known)) => (Some(facts), known),
+        None => (None, vec![None; words.len()]),
+    };
+    let searched = match facts {
+        Some(facts) => facts.searched,
+        None => {
+            let searchable = call(config, "settings", || index.get_searchable_attributes()).await?;
+            let mut searched = [false; WEIGHTED_FIELDS.len()];
+            for (at, (field, _)) in WEIGHTED_FIELDS.iter().enumerate() {
+                searched[at] = searchable.iter().any(|a| a == "*" || a == field);
+            }
+            searched
+        }
+    };
     let plan = Plan {
         quoted: words.iter().map(|w| format!("\"{w}\"")).collect(),
         phrases: compounds(&text)
             .iter()
             .map(|c| format!("\"{}\"", c.join(" ")))
+            .collect(),
+        words_counted: (0..words.len().min(WORDS_COUNTED))
+            .filter(|&w| known[w].is_none())
             .collect(),
         words,
         text: &text,
@@ -159,6 +180,7 @@ pub async fn ranked(
             .filter(|(_, names): &(_, Vec<&str>)| !names.is_empty())
             .collect(),
         searched,
+        count_documents: facts.is_none(),
     };
     let results = call(config, "search", || {
         let searches = plan.searches(&index);
@@ -171,8 +193,12 @@ pub async fn ranked(
             multi.execute::<Value>().await
         }
     })
-    .await?
-    .results;
+    .await;
+    if let Err(MeiliError::Rejected { .. }) = &results {
+        // Its fields may have changed: read them again next time.
+        counts::forget(&config.url, query.index);
+    }
+    let results = results?.results;
     let mut results = results.into_iter();
     let mut page = Page::default();
     // Documents holding each word anywhere, from its candidates' total.
@@ -219,21 +245,37 @@ pub async fn ranked(
     let count = |r: Option<meilisearch_sdk::search::SearchResults<Value>>| {
         r.and_then(|r| r.estimated_total_hits).unwrap_or(0) as u64
     };
-    let documents = count(results.next());
-    let mut holding: Vec<[u64; WEIGHTED_FIELDS.len()]> = anywhere
+    let facts = match facts {
+        Some(facts) => facts,
+        None => IndexFacts {
+            searched: plan.searched,
+            documents: count(results.next()),
+        },
+    };
+    let mut holding: Vec<Holding> = known
         .iter()
-        .map(|&n| [n; WEIGHTED_FIELDS.len()])
+        .zip(&anywhere)
+        .map(|(known, &n)| known.unwrap_or([n; WEIGHTED_FIELDS.len()]))
         .collect();
-    for held in holding.iter_mut().take(WORDS_COUNTED) {
+    let mut counted: Vec<(String, Holding)> = Vec::new();
+    for &w in &plan.words_counted {
+        let held = &mut holding[w];
         for (group, _) in &plan.counted {
             let n = count(results.next());
             for &field in group.iter() {
                 held[field] = n;
             }
         }
+        counted.push((plan.words[w].clone(), *held));
     }
+    counts::remember(
+        &config.url,
+        query.index,
+        plan.count_documents.then_some(facts),
+        counted,
+    );
     let stats = WordStats {
-        documents,
+        documents: facts.documents,
         searched: plan.searched,
         holding,
     };
