@@ -1,6 +1,7 @@
 //! The shape of the code, checked: in every crate of the workspace, no two
 //! sibling modules import each other (directly or around a circle), and no
-//! source file is past [`MAX_LINES`] lines. A module is a file (or a
+//! source file is past [`MAX_LINES`] lines; the reader crate links no
+//! server, MCP, search engine or model. A module is a file (or a
 //! folder's `mod.rs`); its imports are the `crate::` and `super::` paths
 //! outside its tests, grouped `use` trees expanded.
 
@@ -271,4 +272,43 @@ fn the_checker_sees_a_circle_through_a_grouped_import() {
         circles(&graph),
         [vec![module("p"), module("q"), module("r")]]
     );
+}
+
+/// The reader crate is what a Space links to sync an index: without its
+/// default features it pulls in no HTTP server, MCP, search engine or
+/// model (the crates named here, or any of theirs).
+#[test]
+fn the_reader_links_no_server_mcp_engine_or_model() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .current_dir(root())
+        .args([
+            "tree",
+            "-p",
+            "agentfinder-skills-reader",
+            "--no-default-features",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let crates: BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(
+        crates.contains("meilisearch-sdk"),
+        "the tree was read: {crates:?}"
+    );
+    for heavy in ["axum", "rmcp", "tantivy", "candle-core", "tokenizers"] {
+        assert!(!crates.contains(heavy), "{heavy} is linked by the reader");
+    }
 }
