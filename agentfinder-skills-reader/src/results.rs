@@ -15,16 +15,13 @@ pub struct Hit {
     /// engine's, then the results pipeline's (a rule that weighs a hit,
     /// or a name that puts it first, changes it).
     pub score: f64,
-    /// The engine's own score (Meilisearch's `_rankingScore`, the embedded
-    /// engine's fused score), as it gave it.
+    /// The score the engine ranked it by, as it gave it (the fused score
+    /// of its keyword and vector rankings; Meilisearch's `_rankingScore` for
+    /// its own page, `--all-sections`).
     pub ranking_score: f64,
     /// The skill's best-matching section documents, best first, with
     /// their scores (empty unless asked for).
     pub sections: Vec<(Value, f64)>,
-    /// Whether the engine found it by its vector alone (Meilisearch's
-    /// hybrid search ranks each hit by its keywords or by its vector), so
-    /// that a rule about the query's words leaves it be.
-    pub by_vector: bool,
 }
 
 impl Hit {
@@ -35,7 +32,6 @@ impl Hit {
             score,
             ranking_score: score,
             sections: Vec::new(),
-            by_vector: false,
         }
     }
 

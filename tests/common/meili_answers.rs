@@ -2,7 +2,8 @@
 //! its answers (a real one is exercised by the gated tests in
 //! meili_real.rs): it says every attribute is searchable, and answers each
 //! query of a multi-search with the same hits, as many as the query asks
-//! for (none for a count, whose total is the hits').
+//! for. A count (a query asking for none) totals the hits that hold its
+//! word as written in the fields it searches, so each count differs.
 
 use serde_json::{json, Value};
 use wiremock::matchers::{method, path, path_regex};
@@ -19,15 +20,54 @@ impl Respond for Answers {
             .iter()
             .map(|query| {
                 let limit = query["limit"].as_u64().unwrap_or(20) as usize;
+                let total = if limit == 0 {
+                    self.holding(query)
+                } else {
+                    self.0.len()
+                };
                 json!({
                     "indexUid": query["indexUid"], "query": query["q"],
                     "hits": self.0.iter().take(limit).collect::<Vec<_>>(),
                     "processingTimeMs": 1, "limit": limit, "offset": 0,
-                    "estimatedTotalHits": self.0.len()
+                    "estimatedTotalHits": total
                 })
             })
             .collect();
         ResponseTemplate::new(200).set_body_json(json!({ "results": results }))
+    }
+}
+
+impl Answers {
+    /// The hits holding `query`'s word (`"word"`; all of them for `""`)
+    /// in its `attributesToSearchOn` (any field without).
+    fn holding(&self, query: &Value) -> usize {
+        let word = query["q"]
+            .as_str()
+            .unwrap_or("")
+            .trim_matches('"')
+            .to_lowercase();
+        if word.is_empty() {
+            return self.0.len();
+        }
+        let fields: Option<Vec<&str>> = query["attributesToSearchOn"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect());
+        let holds = |text: &str| {
+            text.split(|c: char| !c.is_alphanumeric())
+                .any(|t| t.to_lowercase() == word)
+        };
+        self.0
+            .iter()
+            .filter(|hit| {
+                hit.as_object().is_some_and(|doc| {
+                    doc.iter()
+                        .filter(|(name, _)| {
+                            fields.as_ref().is_none_or(|f| f.contains(&name.as_str()))
+                        })
+                        .any(|(_, value)| value.as_str().is_some_and(holds))
+                })
+            })
+            .count()
     }
 }
 

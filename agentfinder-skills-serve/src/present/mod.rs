@@ -35,8 +35,9 @@ pub struct SectionRef {
 pub struct Presented {
     /// The score results are ranked by ([`Hit::score`]).
     pub score: f64,
-    /// The engine's own score ([`Hit::ranking_score`]: Meilisearch's
-    /// `_rankingScore`, the embedded engine's fused score).
+    /// The engine's own score ([`Hit::ranking_score`]: the fused score of
+    /// its keyword and vector rankings; Meilisearch's `_rankingScore` for
+    /// its own page).
     pub ranking_score: f64,
     /// The skill's key, unique across sources (`<source>:<repo>:<path>`).
     pub id: String,

@@ -8,7 +8,7 @@
 //! index is refused (its fields may have changed).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use agentfinder_skills_reader::rules::fields::WEIGHTED_FIELDS;
@@ -18,6 +18,10 @@ pub const KEPT_FOR: Duration = Duration::from_secs(300);
 
 /// Most words kept per index (past it, they are read again).
 pub const MOST_WORDS: usize = 50_000;
+
+/// The longest word kept (longer ones are counted each time), so the
+/// words kept stay within a few MB.
+pub const LONGEST_WORD: usize = 64;
 
 /// Documents holding a word in each of [`WEIGHTED_FIELDS`].
 pub type Holding = [u64; WEIGHTED_FIELDS.len()];
@@ -37,9 +41,13 @@ struct Kept {
     words: HashMap<String, Holding>,
 }
 
-fn kept() -> &'static Mutex<HashMap<String, Kept>> {
+fn kept() -> MutexGuard<'static, HashMap<String, Kept>> {
     static KEPT: OnceLock<Mutex<HashMap<String, Kept>>> = OnceLock::new();
+    // What is kept is a cache: one a panic left half-written is still
+    // counts, each whole.
     KEPT.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 fn key(url: &str, index: &str) -> String {
@@ -53,7 +61,7 @@ pub fn recall(
     index: &str,
     words: &[String],
 ) -> Option<(IndexFacts, Vec<Option<Holding>>)> {
-    let kept = kept().lock().ok()?;
+    let kept = kept();
     let index = kept.get(&key(url, index))?;
     if index.since.elapsed() > KEPT_FOR {
         return None;
@@ -70,9 +78,7 @@ pub fn remember(
     facts: Option<IndexFacts>,
     counted: impl IntoIterator<Item = (String, Holding)>,
 ) {
-    let Ok(mut kept) = kept().lock() else {
-        return;
-    };
+    let mut kept = kept();
     let key = key(url, index);
     if let Some(facts) = facts {
         kept.insert(
@@ -88,15 +94,15 @@ pub fn remember(
         if index.words.len() >= MOST_WORDS {
             index.words.clear();
         }
-        index.words.extend(counted);
+        index
+            .words
+            .extend(counted.into_iter().filter(|(w, _)| w.len() <= LONGEST_WORD));
     }
 }
 
 /// Forgets what is kept of `index` at `url`.
 pub fn forget(url: &str, index: &str) {
-    if let Ok(mut kept) = kept().lock() {
-        kept.remove(&key(url, index));
-    }
+    kept().remove(&key(url, index));
 }
 
 #[cfg(test)]

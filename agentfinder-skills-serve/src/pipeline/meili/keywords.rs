@@ -49,11 +49,13 @@ pub struct WordStats {
 }
 
 impl WordStats {
-    /// BM25's inverse document frequency of word `word` in field `field`.
+    /// BM25's inverse document frequency of word `word` in field `field`,
+    /// never below 0: a count above the index's size (a size read before a
+    /// sync, a server capping its totals) weighs the word at nothing.
     fn idf(&self, word: usize, field: usize) -> Option<f64> {
-        let n = *self.holding.get(word)?.get(field)? as f64;
         let total = self.documents as f64;
-        Some((1.0 + (total - n + 0.5) / (n + 0.5)).ln())
+        let n = (*self.holding.get(word)?.get(field)? as f64).min(total);
+        Some((1.0 + (total - n + 0.5) / (n + 0.5)).ln().max(0.0))
     }
 }
 

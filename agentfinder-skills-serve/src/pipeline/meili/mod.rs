@@ -124,13 +124,10 @@ async fn search(config: &MeiliConfig, query: &MeiliQuery<'_>) -> Result<Candidat
                 .as_f64()
         })
         .reduce(f64::max);
-    let hits = results.hits.into_iter().map(|hit| {
-        let by_vector = hit
-            .ranking_score_details
-            .as_ref()
-            .is_some_and(|details| details.contains_key("vectorSort"));
-        (hit.result, hit.ranking_score.unwrap_or(0.0), by_vector)
-    });
+    let hits = results
+        .hits
+        .into_iter()
+        .map(|hit| (hit.result, hit.ranking_score.unwrap_or(0.0)));
     Ok(Candidates {
         hits: best_per_skill(hits, query.all_sections, query.limit),
         strength: similarity.map(MatchStrength::of),
@@ -143,18 +140,15 @@ async fn search(config: &MeiliConfig, query: &MeiliQuery<'_>) -> Result<Candidat
 /// without search-time `distinct` and indexes loaded before `skill_key`
 /// existed (grouped on `<repo>:<path>`).
 pub fn best_per_skill(
-    hits: impl IntoIterator<Item = (Value, f64, bool)>,
+    hits: impl IntoIterator<Item = (Value, f64)>,
     all_sections: bool,
     limit: usize,
 ) -> Vec<Hit> {
     let mut seen = std::collections::HashSet::new();
     hits.into_iter()
-        .filter(|(doc, _, _)| all_sections || seen.insert(skill_key_of(doc)))
+        .filter(|(doc, _)| all_sections || seen.insert(skill_key_of(doc)))
         .take(limit)
-        .map(|(doc, score, by_vector)| Hit {
-            by_vector,
-            ..Hit::new(doc, score)
-        })
+        .map(|(doc, score)| Hit::new(doc, score))
         .collect()
 }
 
@@ -181,7 +175,6 @@ mod tests {
                     Some("o/a:skills/pdf-tools/SKILL.md"),
                 ),
                 0.9,
-                false,
             ),
             (
                 hit(
@@ -191,7 +184,6 @@ mod tests {
                     Some("o/a:plugin-a/skills/pdf-tools/SKILL.md"),
                 ),
                 0.8,
-                true,
             ),
             (
                 hit(
@@ -201,26 +193,16 @@ mod tests {
                     Some("o/a:skills/pdf-tools/SKILL.md"),
                 ),
                 0.7,
-                false,
             ),
             // Indexed before schema 3: no skill_key, grouped on repo and path.
-            (
-                hit("o/b", "skills/pdf-tools/SKILL.md", "4", None),
-                0.6,
-                false,
-            ),
-            (
-                hit("o/b", "skills/pdf-tools/SKILL.md", "5", None),
-                0.5,
-                false,
-            ),
+            (hit("o/b", "skills/pdf-tools/SKILL.md", "4", None), 0.6),
+            (hit("o/b", "skills/pdf-tools/SKILL.md", "5", None), 0.5),
         ];
         let ids: Vec<String> = best_per_skill(hits.clone(), false, 10)
             .iter()
             .map(|hit| hit.text("id").to_string())
             .collect();
         assert_eq!(ids, ["1", "2", "4"]);
-        assert!(best_per_skill(hits.clone(), false, 10)[1].by_vector);
         assert_eq!(best_per_skill(hits.clone(), true, 10).len(), 5);
         assert_eq!(best_per_skill(hits, false, 2).len(), 2);
     }

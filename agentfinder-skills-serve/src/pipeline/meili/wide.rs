@@ -42,13 +42,13 @@ pub const CANDIDATES: usize = 100;
 /// hold the same words). Counting each field alone measured the same.
 const COUNTED_TOGETHER: [&[usize]; 4] = [&[2], &[3, 4], &[5, 6], &[7]];
 
-/// The first words of a query whose holders are counted field by field;
-/// a later word's count is the documents holding it anywhere (a 32-word
-/// query would otherwise be 128 searches). Every query of the evaluation
-/// sets has 12 words or fewer besides stop words; at 8, a paraphrase of 9
-/// fell from the first three (a word of its body counted anywhere
-/// weighs less than one counted in the body).
-pub const WORDS_COUNTED: usize = 12;
+/// Most words of a query searched over Meilisearch (the first ones,
+/// besides stop words; the embedded engine takes 32): each is five
+/// searches, its candidates and its holders in four groups of fields,
+/// unless counted in the last few minutes. Every query of the evaluation
+/// sets has 12 words or fewer; when words past the 8th were counted in any
+/// field instead, a paraphrase of 9 fell from the first three.
+pub const WORDS_SEARCHED: usize = 12;
 
 /// What one multi-search asks, in the order of its results.
 struct Plan<'q> {
@@ -60,6 +60,10 @@ struct Plan<'q> {
     /// Each compound as a phrase.
     phrases: Vec<String>,
     text: &'q str,
+    /// Documents asked for the whole query and nearest vectors: at least
+    /// [`CANDIDATES`], and the page asked for, so a larger page (the risk
+    /// filter's second ask) finds more.
+    pool: usize,
     filter: Option<&'q str>,
     hybrid: Option<(&'q str, f32)>,
     /// The groups of body fields the index searches, counted together
@@ -68,8 +72,8 @@ struct Plan<'q> {
     searched: [bool; WEIGHTED_FIELDS.len()],
     /// Whether the index's size is asked (not already known).
     count_documents: bool,
-    /// The words whose holders are counted (indexes in `words`: of the
-    /// first [`WORDS_COUNTED`], those not already known).
+    /// The words whose holders are counted (indexes in `words`: those not
+    /// already known).
     words_counted: Vec<usize>,
 }
 
@@ -101,9 +105,9 @@ impl Plan<'_> {
         let mut searches: Vec<SearchQuery<'a, DefaultHttpClient>> = Vec::new();
         searches.extend(self.quoted.iter().map(|w| candidates(w, WORD_CANDIDATES)));
         searches.extend(self.phrases.iter().map(|p| candidates(p, WORD_CANDIDATES)));
-        searches.push(candidates(self.text, CANDIDATES));
+        searches.push(candidates(self.text, self.pool));
         if let Some((embedder, _)) = self.hybrid {
-            let mut nearest = candidates(self.text, CANDIDATES);
+            let mut nearest = candidates(self.text, self.pool);
             nearest
                 .with_hybrid(embedder, 1.0)
                 .with_show_ranking_score_details(true);
@@ -125,14 +129,36 @@ impl Plan<'_> {
 
 /// `query`'s candidates, ranked (see the module); `None` for a query with
 /// no word to search. `share` weighs the keyword ranking by the share of
-/// the query's words each candidate holds.
+/// the query's words each candidate holds. A search refused for the
+/// fields it counts in (the index changed since they were read) is asked
+/// once more with its fields read again.
 pub async fn ranked(
     config: &MeiliConfig,
     query: &MeiliQuery<'_>,
     share: bool,
 ) -> Result<Option<Candidates>, MeiliError> {
+    match ranked_once(config, query, share).await {
+        Err(MeiliError::Rejected { message, .. }) if is_about_fields(&message) => {
+            counts::forget(&config.url, query.index);
+            ranked_once(config, query, share).await
+        }
+        other => other,
+    }
+}
+
+/// Whether Meilisearch refused a search for the fields it searched in.
+fn is_about_fields(message: &str) -> bool {
+    message.contains("attributesToSearchOn") || message.contains("not searchable")
+}
+
+async fn ranked_once(
+    config: &MeiliConfig,
+    query: &MeiliQuery<'_>,
+    share: bool,
+) -> Result<Option<Candidates>, MeiliError> {
     let text = without_ruled_out(query.text);
-    let words = query_words(&text);
+    let mut words = query_words(&text);
+    words.truncate(WORDS_SEARCHED);
     if words.is_empty() {
         return Ok(None);
     }
@@ -144,14 +170,19 @@ pub async fn ranked(
     };
     let searched = match facts {
         Some(facts) => facts.searched,
-        None => {
-            let searchable = call(config, "settings", || index.get_searchable_attributes()).await?;
-            let mut searched = [false; WEIGHTED_FIELDS.len()];
-            for (at, (field, _)) in WEIGHTED_FIELDS.iter().enumerate() {
-                searched[at] = searchable.iter().any(|a| a == "*" || a == field);
+        None => match call(config, "settings", || index.get_searchable_attributes()).await {
+            Ok(searchable) => {
+                let mut searched = [false; WEIGHTED_FIELDS.len()];
+                for (at, (field, _)) in WEIGHTED_FIELDS.iter().enumerate() {
+                    searched[at] = searchable.iter().any(|a| a == "*" || a == field);
+                }
+                searched
             }
-            searched
-        }
+            // A key that may search but not read settings: the fields an
+            // artifact's index searches.
+            Err(MeiliError::Rejected { .. }) => [true; WEIGHTED_FIELDS.len()],
+            Err(other) => return Err(other),
+        },
     };
     let plan = Plan {
         quoted: words.iter().map(|w| format!("\"{w}\"")).collect(),
@@ -159,11 +190,10 @@ pub async fn ranked(
             .iter()
             .map(|c| format!("\"{}\"", c.join(" ")))
             .collect(),
-        words_counted: (0..words.len().min(WORDS_COUNTED))
-            .filter(|&w| known[w].is_none())
-            .collect(),
+        words_counted: (0..words.len()).filter(|&w| known[w].is_none()).collect(),
         words,
         text: &text,
+        pool: CANDIDATES.max(query.limit),
         filter: query.filter.as_deref(),
         // A ratio of 0 weighs the vectors at nothing: not asked for.
         hybrid: query.hybrid.filter(|(_, ratio)| *ratio > 0.0),
@@ -182,6 +212,7 @@ pub async fn ranked(
         searched,
         count_documents: facts.is_none(),
     };
+    let sent = plan.searches(&index).len();
     let results = call(config, "search", || {
         let searches = plan.searches(&index);
         let client = &client;
@@ -193,27 +224,18 @@ pub async fn ranked(
             multi.execute::<Value>().await
         }
     })
-    .await;
-    if let Err(MeiliError::Rejected { .. }) = &results {
-        // Its fields may have changed: read them again next time.
-        counts::forget(&config.url, query.index);
+    .await?
+    .results;
+    if results.len() != sent {
+        return Err(MeiliError::Rejected {
+            what: "search".to_string(),
+            message: format!("{} answers to {sent} searches", results.len()),
+        });
     }
-    let results = results?.results;
     let mut results = results.into_iter();
     let mut page = Page::default();
-    // Documents holding each word anywhere, from its candidates' total.
-    let mut anywhere: Vec<u64> = Vec::with_capacity(plan.words.len());
-    for at in 0..plan.words.len() + plan.phrases.len() {
-        let found = results.next();
-        if at < plan.words.len() {
-            anywhere.push(
-                found
-                    .as_ref()
-                    .and_then(|r| r.estimated_total_hits)
-                    .unwrap_or(0) as u64,
-            );
-        }
-        for hit in found.map(|r| r.hits).unwrap_or_default() {
+    for _ in 0..plan.words.len() + plan.phrases.len() {
+        for hit in results.next().map(|r| r.hits).unwrap_or_default() {
             page.add(hit.result);
         }
     }
@@ -254,8 +276,7 @@ pub async fn ranked(
     };
     let mut holding: Vec<Holding> = known
         .iter()
-        .zip(&anywhere)
-        .map(|(known, &n)| known.unwrap_or([n; WEIGHTED_FIELDS.len()]))
+        .map(|known| known.unwrap_or_default())
         .collect();
     let mut counted: Vec<(String, Holding)> = Vec::new();
     for &w in &plan.words_counted {
@@ -292,16 +313,12 @@ pub async fn ranked(
     let fused = fuse_by_skill(&[(&keyword, 1.0 - ratio), (&vector, ratio)], |row| {
         page.skills.get(row as usize).copied()
     });
-    let in_keywords: HashSet<u32> = keyword.iter().copied().collect();
     let mut shown: HashSet<u64> = HashSet::new();
     let hits = fused
         .into_iter()
         .filter(|(row, _)| shown.insert(page.skills[*row as usize]))
         .take(query.limit)
-        .map(|(row, score)| Hit {
-            by_vector: !in_keywords.contains(&row),
-            ..Hit::new(page.documents[row as usize].clone(), score)
-        })
+        .map(|(row, score)| Hit::new(page.documents[row as usize].clone(), score))
         .collect();
     Ok(Some(Candidates {
         hits,
