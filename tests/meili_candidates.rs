@@ -173,7 +173,7 @@ async fn candidates_are_ranked_by_their_words_one_result_per_skill_md() {
 
 /// Counts are searches of their own: a word already counted in an index,
 /// and the index's size and fields, are not asked again for a while; a
-/// refused search forgets them.
+/// search refused for the fields it searched reads them again.
 #[tokio::test]
 async fn words_already_counted_are_not_counted_again() {
     let server = MockServer::start().await;
@@ -238,4 +238,52 @@ async fn words_already_counted_are_not_counted_again() {
     assert_eq!(settings_read().await, 2);
     let bodies = multi_searches(&server).await;
     assert_eq!(counts(bodies.last().unwrap()).len(), 1 + 2 * 4);
+}
+
+/// Fewer answers than searches is an error, not counts of zero; and only
+/// a query's first 12 words are searched.
+#[tokio::test]
+async fn a_short_answer_is_an_error_and_long_queries_search_twelve_words() {
+    let server = MockServer::start().await;
+    mount_searchable(&server).await;
+    Mock::given(method("POST"))
+        .and(path("/multi-search"))
+        .and(body_string_contains("short"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"results": []})))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    mount_answers(
+        &server,
+        vec![json!({"id": "a", "skill_name": "pdf", "content": "pdf"})],
+    )
+    .await;
+    let config = config(&server);
+    let index = index_name();
+    let engine = Engine::Meili {
+        config: &config,
+        index: &index,
+    };
+    let asked = |text: &str| Asked {
+        text: text.into(),
+        limit: 3,
+        ..Asked::default()
+    };
+    let refused = pipeline::run(engine, &asked("short answer")).await;
+    assert!(
+        refused.is_err_and(|e| e.to_string().contains("0 answers to")),
+        "a short answer is an error"
+    );
+    let long = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen";
+    search_in(&server, &index, asked(long)).await;
+    let bodies = multi_searches(&server).await;
+    let words: Vec<&str> = bodies.last().unwrap()["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["limit"] != 0 && q["q"].as_str().is_some_and(|q| q.starts_with('"')))
+        .filter_map(|q| q["q"].as_str())
+        .collect();
+    assert_eq!(words.len(), 12, "{words:?}");
+    assert_eq!(words[11], "\"twelve\"");
 }

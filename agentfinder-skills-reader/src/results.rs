@@ -17,7 +17,7 @@ pub struct Hit {
     pub score: f64,
     /// The score the engine ranked it by, as it gave it (the fused score
     /// of its keyword and vector rankings; Meilisearch's `_rankingScore` for
-    /// its own page, `--all-sections`).
+    /// its own page: `--all-sections`, a query with no word to search).
     pub ranking_score: f64,
     /// The skill's best-matching section documents, best first, with
     /// their scores (empty unless asked for).

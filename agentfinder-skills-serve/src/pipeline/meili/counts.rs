@@ -4,8 +4,9 @@
 //! one of 313,903 documents), and users' queries share most of their
 //! words. A count is a statistic a sync changes little, so the counts of
 //! an index are kept for [`KEPT_FOR`] with its searchable fields and its
-//! size, then read again; they are forgotten at once when a search of the
-//! index is refused (its fields may have changed).
+//! size, then read again with them; they are forgotten at once when a
+//! search of the index is refused for the fields it searched (the index
+//! changed).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -20,7 +21,7 @@ pub const KEPT_FOR: Duration = Duration::from_secs(300);
 pub const MOST_WORDS: usize = 50_000;
 
 /// The longest word kept (longer ones are counted each time), so the
-/// words kept stay within a few MB.
+/// words kept stay under about 8 MB an index.
 pub const LONGEST_WORD: usize = 64;
 
 /// Documents holding a word in each of [`WEIGHTED_FIELDS`].

@@ -49,13 +49,13 @@ pub struct WordStats {
 }
 
 impl WordStats {
-    /// BM25's inverse document frequency of word `word` in field `field`,
-    /// never below 0: a count above the index's size (a size read before a
-    /// sync, a server capping its totals) weighs the word at nothing.
+    /// BM25's inverse document frequency of word `word` in field `field`:
+    /// a count above the index's size (a size read before a sync) is taken
+    /// as the size, so the word weighs next to nothing, never below it.
     fn idf(&self, word: usize, field: usize) -> Option<f64> {
         let total = self.documents as f64;
         let n = (*self.holding.get(word)?.get(field)? as f64).min(total);
-        Some((1.0 + (total - n + 0.5) / (n + 0.5)).ln().max(0.0))
+        Some((1.0 + (total - n + 0.5) / (n + 0.5)).ln())
     }
 }
 
@@ -229,6 +229,16 @@ mod tests {
         let held = stats(&[5, 400, 400, 400]);
         assert_eq!(order(&rank(&query, &docs, &held, true)), [1, 0]);
         assert_eq!(order(&rank(&query, &docs, &held, false)), [0, 1]);
+    }
+
+    #[test]
+    fn a_word_counted_in_more_documents_than_the_index_holds_weighs_little_not_less() {
+        let docs = [json!({"content": "merge pdf"}), json!({"content": "merge"})];
+        // "merge" counted in 5,000 of 1,000 documents (a size read before a
+        // sync): both documents still rank, the one holding "pdf" first.
+        let ranked = rank(&words("merge pdf"), &docs, &stats(&[5_000, 10]), false);
+        assert_eq!(order(&ranked), [0, 1]);
+        assert!(ranked.iter().all(|(_, score)| *score > 0.0), "{ranked:?}");
     }
 
     #[test]

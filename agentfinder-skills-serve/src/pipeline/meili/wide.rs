@@ -180,7 +180,9 @@ async fn ranked_once(
             }
             // A key that may search but not read settings: the fields an
             // artifact's index searches.
-            Err(MeiliError::Rejected { .. }) => [true; WEIGHTED_FIELDS.len()],
+            Err(MeiliError::Rejected { message, .. }) if message.contains("invalid_api_key") => {
+                [true; WEIGHTED_FIELDS.len()]
+            }
             Err(other) => return Err(other),
         },
     };
