@@ -242,6 +242,34 @@ mod tests {
     }
 
     #[test]
+    fn a_word_weighs_by_how_rare_it_is_in_the_field_that_holds_it() {
+        let docs = [
+            json!({"skill_description": "alpha tools"}),
+            json!({"content": "alpha tools"}),
+        ];
+        let held = |description: u64, content: u64| {
+            let mut counts = [500; 8];
+            counts[3] = description;
+            counts[5] = content;
+            WordStats {
+                documents: 1_000,
+                searched: [true; 8],
+                holding: vec![counts],
+            }
+        };
+        // Rare in descriptions, common in contents: the description wins;
+        // the other way round, the content does, for all its lower weight.
+        assert_eq!(
+            order(&rank(&words("alpha"), &docs, &held(1, 900), true)),
+            [0, 1]
+        );
+        assert_eq!(
+            order(&rank(&words("alpha"), &docs, &held(900, 1), true)),
+            [1, 0]
+        );
+    }
+
+    #[test]
     fn a_field_the_index_does_not_search_scores_nothing() {
         let docs = [json!({"path": "skills/pdf/SKILL.md"})];
         let mut held = stats(&[10]);
