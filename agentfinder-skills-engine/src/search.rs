@@ -14,7 +14,7 @@ use tantivy::{DocAddress, Term};
 use agentfinder_skills_reader::contract::KIND_SECTION;
 use agentfinder_skills_reader::results::{similarity_of_cosine, Candidates, Hit, MatchStrength};
 use agentfinder_skills_reader::rules::copies::name_key;
-use agentfinder_skills_reader::rules::fields::{MAX_TYPO_WORDS, NAME_FIELDS, TYPO_MIN_LENGTH};
+use agentfinder_skills_reader::rules::fields::{typo_allowed, NAME_FIELDS};
 use agentfinder_skills_reader::rules::query::{is_stop_word, without_ruled_out, MAX_QUERY_WORDS};
 
 use crate::engine::Engine;
@@ -138,9 +138,9 @@ impl Engine {
     /// block-max WAND (a union holding any other query is scored in full:
     /// measured 36 ms for a query of common words over 124,792 documents);
     /// then names and titles, where a match counts the field's weight
-    /// whatever the field's length, and a word of at least
-    /// [`TYPO_MIN_LENGTH`] letters may be one typo away (Meilisearch's
-    /// default), but not on its first letter. A row's score is the sum of
+    /// whatever the field's length, and a long word may be one typo away
+    /// ([`typo_allowed`]: Meilisearch's default length), but not on its
+    /// first letter. A row's score is the sum of
     /// the two, times the square of the share of the query's words it
     /// holds ([`coverage`]). A compound such as `with_server.py` also
     /// counts as a phrase ([`compounds`]). What the query rules out is not searched
@@ -155,10 +155,7 @@ impl Engine {
         let fields = &inner.fields.text;
         let mut body: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut names: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        let mut typo_words = 0;
-        for word in &words {
-            let typo = word.chars().count() >= TYPO_MIN_LENGTH && typo_words < MAX_TYPO_WORDS;
-            typo_words += usize::from(typo);
+        for (word, typo) in words.iter().zip(typo_allowed(&words)) {
             for ((_, weight), field) in WEIGHTED_FIELDS.iter().zip(fields) {
                 let term = Term::from_field_text(*field, word);
                 if !is_name_field(*field, fields) {

@@ -48,6 +48,21 @@ pub fn field_words(document: &Value, field: &str) -> Vec<String> {
     }
 }
 
+/// Which of a query's `words` may match a name one typo away: those of
+/// [`TYPO_MIN_LENGTH`] letters or more, the first [`MAX_TYPO_WORDS`] of
+/// them.
+pub fn typo_allowed(words: &[String]) -> Vec<bool> {
+    let mut left = MAX_TYPO_WORDS;
+    words
+        .iter()
+        .map(|word| {
+            let allowed = left > 0 && word.chars().count() >= TYPO_MIN_LENGTH;
+            left -= usize::from(allowed);
+            allowed
+        })
+        .collect()
+}
+
 /// Whether `found` is `wanted` but for one typo (a letter added, dropped,
 /// replaced, or two neighbours swapped) after the first letter, which
 /// Meilisearch counts as two typos and never allows with one.
@@ -74,6 +89,19 @@ mod tests {
         );
         assert!(field_words(&doc, "n").is_empty());
         assert!(field_words(&doc, "content").is_empty());
+    }
+
+    #[test]
+    fn long_words_take_a_typo_the_first_eight_of_them() {
+        let words: Vec<String> = "pdf merging spreadsheets"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        assert_eq!(typo_allowed(&words), [false, true, true]);
+        let many: Vec<String> = (0..10).map(|n| format!("word{n}")).collect();
+        let allowed = typo_allowed(&many);
+        assert_eq!(allowed.iter().filter(|a| **a).count(), MAX_TYPO_WORDS);
+        assert!(allowed[..MAX_TYPO_WORDS].iter().all(|a| *a));
     }
 
     #[test]

@@ -15,8 +15,8 @@
 //!   weight its inverse document frequency in that field across the whole
 //!   index, times the field's weight ([`WEIGHTED_FIELDS`]);
 //! - a word in a name or a title counts that field's weight whatever its
-//!   length, one typo away too when it has [`TYPO_MIN_LENGTH`] letters or
-//!   more ([`one_typo_apart`]);
+//!   length, one typo away too for a long word ([`typo_allowed`],
+//!   [`one_typo_apart`]);
 //! - the sum weighed by the share of the query's words the document holds
 //!   as written ([`weighed_by_share`]).
 //!
@@ -26,7 +26,7 @@
 use serde_json::Value;
 
 use agentfinder_skills_reader::rules::fields::{
-    field_words, one_typo_apart, MAX_TYPO_WORDS, NAME_FIELDS, TYPO_MIN_LENGTH, WEIGHTED_FIELDS,
+    field_words, one_typo_apart, typo_allowed, NAME_FIELDS, WEIGHTED_FIELDS,
 };
 use agentfinder_skills_reader::rules::query::weighed_by_share;
 
@@ -88,15 +88,7 @@ pub fn rank(
             (total as f64 / documents.len().max(1) as f64).max(1.0)
         })
         .collect();
-    let mut typos_left = MAX_TYPO_WORDS;
-    let typo: Vec<bool> = words
-        .iter()
-        .map(|word| {
-            let allowed = word.chars().count() >= TYPO_MIN_LENGTH && typos_left > 0;
-            typos_left -= usize::from(allowed);
-            allowed
-        })
-        .collect();
+    let typo = typo_allowed(words);
     let mut ranked: Vec<(usize, f64)> = tokens
         .iter()
         .enumerate()
