@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use agentfinder_skills_reader::meili::{MeiliConfig, RetryPolicy, Secret};
-use agentfinder_skills_serve::pipeline::{self, Asked, Engine};
+use agentfinder_skills_serve::pipeline::{self, Asked, Engine, Ranked, SearchError};
 use agentfinder_skills_serve::present::agentfinder::SearchResult;
 use agentfinder_skills_serve::present::present;
 use common::meili_answers::{mount_answers, mount_searchable, multi_searches};
@@ -40,13 +40,18 @@ async fn search_in(
     index: &str,
     asked: Asked,
 ) -> (Vec<SearchResult>, Option<String>) {
+    let answer = present(run_in(server, index, &asked).await.unwrap(), None);
+    (SearchResult::all(&answer), answer.notice)
+}
+
+/// `asked` of `index`, through the results pipeline.
+async fn run_in(server: &MockServer, index: &str, asked: &Asked) -> Result<Ranked, SearchError> {
     let config = config(server);
     let engine = Engine::Meili {
         config: &config,
         index,
     };
-    let answer = present(pipeline::run(engine, &asked).await.unwrap(), None);
-    (SearchResult::all(&answer), answer.notice)
+    pipeline::run(engine, asked).await
 }
 
 /// `asked` of an index of its own.
@@ -258,18 +263,13 @@ async fn a_short_answer_is_an_error_and_long_queries_search_twelve_words() {
         vec![json!({"id": "a", "skill_name": "pdf", "content": "pdf"})],
     )
     .await;
-    let config = config(&server);
     let index = index_name();
-    let engine = Engine::Meili {
-        config: &config,
-        index: &index,
-    };
     let asked = |text: &str| Asked {
         text: text.into(),
         limit: 3,
         ..Asked::default()
     };
-    let refused = pipeline::run(engine, &asked("short answer")).await;
+    let refused = run_in(&server, &index, &asked("short answer")).await;
     assert!(
         refused.is_err_and(|e| e.to_string().contains("0 answers to")),
         "a short answer is an error"
