@@ -7,10 +7,18 @@
 //!
 //! An attempt that failed is not tried again for [`RETRY_AFTER`]: a store
 //! that cannot be read answers every request at once with why, instead of
-//! being read once per request.
+//! being read once per request. An attempt that panicked has failed like
+//! any other (its panic is the reason), so the next request tries again:
+//! the owner never waits for an attempt that will not end.
+//!
+//! What blocks (building the index, opening its files, removing old
+//! versions from the cache) runs on a blocking thread, never on the
+//! runtime's threads, which go on answering queries meanwhile.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::FutureExt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -58,6 +66,8 @@ pub struct Opener {
     ended: tokio::sync::watch::Sender<u64>,
     /// Local indexes this owner built (not found ready).
     builds: AtomicUsize,
+    #[cfg(test)]
+    hooks: tests::Hooks,
 }
 
 impl Opener {
@@ -68,6 +78,8 @@ impl Opener {
             state: Mutex::new(State::default()),
             ended: tokio::sync::watch::channel(0).0,
             builds: AtomicUsize::new(0),
+            #[cfg(test)]
+            hooks: tests::Hooks::default(),
         })
     }
 
@@ -148,7 +160,17 @@ impl Opener {
         let owner = self.clone();
         tokio::spawn(async move {
             let previous = owner.state().engine.clone();
-            let opened = owner.open(previous.as_ref()).await;
+            // A panic is this attempt's failure: left to unwind the task,
+            // it would leave the attempt under way for ever.
+            let opened = std::panic::AssertUnwindSafe(owner.open(previous.as_ref()))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|panic| {
+                    Err(format!(
+                        "opening the local index failed unexpectedly: {}",
+                        super::turns::panic_text(&panic)
+                    ))
+                });
             {
                 let mut state = owner.state();
                 match opened {
@@ -177,6 +199,8 @@ impl Opener {
     /// if need be). Refuses a set that leaves out a source `previous`
     /// holds.
     async fn open(&self, previous: Option<&Engine>) -> Result<Engine, String> {
+        #[cfg(test)]
+        self.hooks.before_open();
         let source = &self.source;
         let store =
             Store::open_existing_with(&source.spec, &source.options).map_err(|e| e.to_string())?;
@@ -194,22 +218,31 @@ impl Opener {
             }
         }
         let cache = source.cache.clone();
+        let keep = source.keep_versions;
         let runtime = tokio::runtime::Handle::current();
+        #[cfg(test)]
+        let blocking_hook = self.hooks.blocking.clone();
         // Indexing is CPU work (and waits for another process's build of
-        // the same key): a blocking thread drives it, so the runtime's
-        // threads go on answering queries.
-        let built =
-            tokio::task::spawn_blocking(move || runtime.block_on(index::build(&set, &cache)))
-                .await
-                .map_err(|e| format!("the local index build stopped: {e}"))?
+        // the same key); opening the index maps and reads its files, and
+        // tidying removes whole folders: a blocking thread does all three,
+        // so the runtime's threads go on answering queries.
+        let (fresh, engine) = tokio::task::spawn_blocking(move || {
+            let built = runtime
+                .block_on(index::build(&set, &cache))
                 .map_err(|e| e.to_string())?;
-        if built.fresh {
+            #[cfg(test)]
+            blocking_hook();
+            let engine = Engine::open_dir(&built.dir).map_err(|e| e.to_string())?;
+            let tidied = index::cache::tidy(&cache, engine.dir(), keep);
+            for path in tidied.abandoned_builds.iter().chain(&tidied.old_versions) {
+                eprintln!("embedded engine: removed {}", path.display());
+            }
+            Ok::<_, String>((built.fresh, engine))
+        })
+        .await
+        .map_err(|e| format!("the local index build stopped: {e}"))??;
+        if fresh {
             self.builds.fetch_add(1, Ordering::SeqCst);
-        }
-        let engine = Engine::open_dir(&built.dir).map_err(|e| e.to_string())?;
-        let tidied = index::cache::tidy(&source.cache, engine.dir(), source.keep_versions);
-        for path in tidied.abandoned_builds.iter().chain(&tidied.old_versions) {
-            eprintln!("embedded engine: removed {}", path.display());
         }
         Ok(engine)
     }
@@ -247,5 +280,101 @@ impl Opener {
     /// The engine in use, if any (no waiting).
     pub fn current(&self) -> Option<Engine> {
         self.state().engine.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentfinder_skills_reader::testing::{sample_docs, write_artifact};
+    use std::sync::atomic::AtomicBool;
+
+    /// What a test makes an attempt do.
+    pub(super) struct Hooks {
+        /// Panic once, at the start of the next attempt.
+        pub panic_once: AtomicBool,
+        /// Run on the blocking thread between the build and the open.
+        pub blocking: Arc<dyn Fn() + Send + Sync>,
+    }
+
+    impl Default for Hooks {
+        fn default() -> Self {
+            Self {
+                panic_once: AtomicBool::new(false),
+                blocking: Arc::new(|| {}),
+            }
+        }
+    }
+
+    impl Hooks {
+        pub(super) fn before_open(&self) {
+            if self.panic_once.swap(false, Ordering::SeqCst) {
+                panic!("a test's panic in the opener");
+            }
+        }
+    }
+
+    fn opener_of(store: &std::path::Path, cache: &std::path::Path) -> Arc<Opener> {
+        write_artifact(store, "latest", "c1", "hf_skills", &sample_docs("c1")).unwrap();
+        Opener::new(Source {
+            spec: store.to_str().unwrap().to_string(),
+            options: Default::default(),
+            cache: cache.to_path_buf(),
+            keep_versions: 2,
+        })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_attempt_that_panics_fails_and_the_next_request_opens() {
+        let (store, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let opener = opener_of(store.path(), cache.path());
+        opener.hooks.panic_once.store(true, Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let first = opener.engine(Some(deadline)).await;
+        let why = first.err().unwrap_or_default();
+        assert!(why.contains("a test's panic in the opener"), "{why}");
+        assert!(
+            opener.status()["building_seconds"].is_null(),
+            "no attempt is left under way"
+        );
+        // After the pause a failure answers for, the next request opens.
+        tokio::time::sleep(RETRY_AFTER).await;
+        let engine = opener
+            .engine(Some(Instant::now() + Duration::from_secs(10)))
+            .await;
+        assert!(engine.is_ok(), "{:?}", engine.err());
+        assert_eq!(opener.builds(), 1);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn opening_blocks_no_runtime_thread() {
+        // One runtime thread: if the slow part of an attempt ran on it,
+        // the ticker below could not tick until it ended.
+        let (store, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut opener = opener_of(store.path(), cache.path());
+        let slow = Duration::from_millis(600);
+        Arc::get_mut(&mut opener).unwrap().hooks.blocking =
+            Arc::new(move || std::thread::sleep(slow));
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let ticker = {
+            let ticks = ticks.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    ticks.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        };
+        let started = Instant::now();
+        let engine = opener.engine(None).await;
+        assert!(engine.is_ok(), "{:?}", engine.err());
+        assert!(started.elapsed() >= slow);
+        ticker.abort();
+        let ticked = ticks.load(Ordering::SeqCst);
+        assert!(
+            ticked >= 20,
+            "the runtime thread ticked {ticked} times in {:?}",
+            started.elapsed()
+        );
     }
 }
