@@ -5,6 +5,9 @@
 //!
 //! This crate runs no model of its own: the caller hands it a
 //! [`ModelLoader`] (the main binary's loads all-MiniLM-L6-v2 with candle).
+//! The model is loaded once and shared ([`QueryModel`] is `Sync`: a pass
+//! takes `&self`): each batch worker runs its pass beside the others',
+//! with no lock held across a pass, so batches use every core.
 //! A load that failed is tried again after [`RETRY_LOAD_AFTER`], so a
 //! model put in place while a service runs is picked up without a restart.
 
@@ -63,7 +66,7 @@ pub enum NoVector {
 /// The model's state between loads.
 enum Loaded {
     Absent,
-    Ready(Box<dyn QueryModel>),
+    Ready(Arc<dyn QueryModel>),
     Failed { at: Instant, why: String },
 }
 
@@ -86,6 +89,15 @@ impl QueryVectors {
 
     /// The same, a failed load tried again after `retry_after`.
     pub fn retrying_after(loader: Option<ModelLoader>, retry_after: Duration) -> Self {
+        Self::with_workers(loader, retry_after, super::workers::one_per_core())
+    }
+
+    /// The same, with `workers` batch workers (one pass each at a time).
+    pub fn with_workers(
+        loader: Option<ModelLoader>,
+        retry_after: Duration,
+        workers: usize,
+    ) -> Self {
         let failure = Arc::new(Mutex::new(None));
         let loader = loader.map(|loader| {
             let load = loader.load.clone();
@@ -95,39 +107,44 @@ impl QueryVectors {
             // per core.
             let batches = Batches::new(
                 "query-vectors",
-                super::workers::one_per_core(),
+                workers,
                 QUERY_BATCH,
                 Box::new(move |texts: Vec<String>| {
-                    let mut model = model
-                        .lock()
-                        .map_err(|_| "the model's lock is poisoned".to_string())?;
-                    let retry = match &*model {
-                        Loaded::Ready(_) => false,
-                        Loaded::Failed { at, .. } => at.elapsed() >= retry_after,
-                        Loaded::Absent => true,
-                    };
-                    if retry {
-                        *model = match load() {
-                            Ok(ready) => Loaded::Ready(ready),
-                            Err(why) => Loaded::Failed {
-                                at: Instant::now(),
-                                why,
-                            },
+                    // The lock is held to load the model (one load for all
+                    // workers), never across a pass.
+                    let ready = {
+                        let mut model = model
+                            .lock()
+                            .map_err(|_| "the model's lock is poisoned".to_string())?;
+                        let retry = match &*model {
+                            Loaded::Ready(_) => false,
+                            Loaded::Failed { at, .. } => at.elapsed() >= retry_after,
+                            Loaded::Absent => true,
                         };
-                        if let Ok(mut failure) = failed.lock() {
-                            *failure = match &*model {
-                                Loaded::Failed { why, .. } => Some(why.clone()),
-                                _ => None,
+                        if retry {
+                            *model = match load() {
+                                Ok(ready) => Loaded::Ready(Arc::from(ready)),
+                                Err(why) => Loaded::Failed {
+                                    at: Instant::now(),
+                                    why,
+                                },
                             };
+                            if let Ok(mut failure) = failed.lock() {
+                                *failure = match &*model {
+                                    Loaded::Failed { why, .. } => Some(why.clone()),
+                                    _ => None,
+                                };
+                            }
                         }
-                    }
-                    match &*model {
-                        Loaded::Ready(ready) => ready.embed_batch(&texts),
-                        Loaded::Failed { why, .. } => {
-                            Err(format!("no model to embed the query: {why}"))
+                        match &*model {
+                            Loaded::Ready(ready) => ready.clone(),
+                            Loaded::Failed { why, .. } => {
+                                return Err(format!("no model to embed the query: {why}"))
+                            }
+                            Loaded::Absent => return Err("no model to embed the query".to_string()),
                         }
-                        Loaded::Absent => Err("no model to embed the query".to_string()),
-                    }
+                    };
+                    ready.embed_batch(&texts)
                 }),
             );
             (loader, batches)
@@ -234,6 +251,68 @@ mod tests {
         .unwrap();
         let engine = Engine::open_dir(dir.path()).unwrap();
         (dir, engine)
+    }
+
+    /// A model whose pass waits (up to 10 s) until `wanted` passes run at
+    /// once, and counts the passes that saw them.
+    struct Meeting {
+        running: Arc<(Mutex<usize>, std::sync::Condvar)>,
+        met: Arc<AtomicUsize>,
+        wanted: usize,
+    }
+
+    impl QueryModel for Meeting {
+        fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+            let (count, changed) = &*self.running;
+            let mut count = count.lock().unwrap();
+            *count += 1;
+            changed.notify_all();
+            let (count, _) = changed
+                .wait_timeout_while(count, Duration::from_secs(10), |c| *c < self.wanted)
+                .unwrap();
+            if *count >= self.wanted {
+                self.met.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_workers_run_their_passes_side_by_side() {
+        let (_dir, engine) = engine_with_vectors();
+        let running = Arc::new((Mutex::new(0usize), std::sync::Condvar::new()));
+        let met = Arc::new(AtomicUsize::new(0));
+        let loader = {
+            let (running, met) = (running.clone(), met.clone());
+            ModelLoader {
+                model: "m".into(),
+                revision: "r".into(),
+                load: Arc::new(move || {
+                    let model = Meeting {
+                        running: running.clone(),
+                        met: met.clone(),
+                        wanted: 2,
+                    };
+                    Ok(Box::new(model) as Box<dyn QueryModel>)
+                }),
+            }
+        };
+        let vectors = Arc::new(QueryVectors::with_workers(Some(loader), Duration::ZERO, 2));
+        let first = {
+            let vectors = vectors.clone();
+            let engine = engine.clone();
+            tokio::spawn(async move { vectors.vector(&engine, "first", None).await })
+        };
+        // The first pass is running: the second query is a batch of its own.
+        while *running.0.lock().unwrap() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let second = vectors.vector(&engine, "second", None).await;
+        assert_eq!(first.await.unwrap(), Ok(vec![1.0, 0.0]));
+        assert_eq!(second, Ok(vec![1.0, 0.0]));
+        // A lock held across a pass would have kept the second waiting
+        // for the first, which waited for it.
+        assert_eq!(met.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
