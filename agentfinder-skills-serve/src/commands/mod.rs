@@ -4,6 +4,7 @@
 
 pub mod eval;
 pub mod find;
+pub mod health;
 pub mod mcp;
 pub mod search;
 pub mod serve;
@@ -27,7 +28,9 @@ pub enum ServingCommand {
     Load(SyncArgs),
     /// Search for skills in your own words: Meilisearch when MEILI_URL is set, else the store itself.
     Search(search::SearchArgs),
-    /// Report configured / reachable / loaded / stale; exit 0 only when loaded and fresh.
+    /// Whether search can answer: with MEILI_URL, configured / reachable /
+    /// loaded / stale (exit 0 only when loaded and fresh); without it, the
+    /// embedded engine (exit 0 when it can serve the store).
     Health(HealthArgs),
     /// Measure search quality: top-1 / top-3 / MRR of keyword against hybrid search.
     Eval(eval::EvalArgs),
@@ -61,7 +64,7 @@ pub async fn run(
     match command {
         ServingCommand::Sync(args) => cli::run(SyncCommand::Sync(args), &defaults.reader).await,
         ServingCommand::Load(args) => cli::run(SyncCommand::Load(args), &defaults.reader).await,
-        ServingCommand::Health(args) => cli::run(SyncCommand::Health(args), &defaults.reader).await,
+        ServingCommand::Health(args) => health::run(args, defaults).await,
         ServingCommand::Search(args) => search::run(args, defaults).await,
         ServingCommand::Eval(args) => eval::run(args, defaults).await,
         ServingCommand::Find(args) => find::run(args, defaults).await,

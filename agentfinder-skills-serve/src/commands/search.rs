@@ -15,7 +15,7 @@ use super::{check_query, check_ratio, ServingDefaults, DEFAULT_SEMANTIC_RATIO};
 use crate::pipeline::{self, Asked, Engine};
 use crate::present::agentfinder::SearchResult;
 use crate::present::topgun::adapter_response;
-use crate::present::{present, Answer};
+use crate::present::{present, AgentText, Answer};
 
 /// `search`.
 #[derive(Debug, Args)]
@@ -132,10 +132,13 @@ pub async fn run(mut args: SearchArgs, defaults: &ServingDefaults) -> Result<u8,
     let ranked = pipeline::run(engine, &asked)
         .await
         .map_err(|e| match engine {
+            // Cleaned: an engine's error can quote what a skill's author wrote.
             Engine::Meili { config, .. } => {
-                CommandFailure::new(exit::MEILI, config.scrub(&e.to_string()))
+                CommandFailure::new(exit::MEILI, AgentText::field(&config.scrub(&e.to_string())))
             }
-            Engine::Embedded(_) => CommandFailure::new(exit::STORAGE, e),
+            Engine::Embedded(_) => {
+                CommandFailure::new(exit::STORAGE, AgentText::field(&e.to_string()))
+            }
         })?;
     if ranked.results.is_empty() {
         if let Some(source) = &asked.source {
@@ -235,7 +238,9 @@ fn print_list(answer: &Answer) {
             .first()
             .filter(|s| !s.heading_path.is_empty())
         {
-            outln!("    section: {}", section.heading_path.join(" > "));
+            // Joined, headings could spell what none of them does.
+            let path: Vec<&str> = section.heading_path.iter().map(|h| h.as_str()).collect();
+            outln!("    section: {}", AgentText::field(&path.join(" > ")));
         }
         outln!("    {}", result.url);
         if !result.also_at.is_empty() {

@@ -342,8 +342,8 @@ impl Tally {
                         query: query.query.clone(),
                         key: own_key(result),
                         rank: at + 1,
-                        name: result.display_name.clone(),
-                        about: result.description.clone(),
+                        name: result.display_name.to_string(),
+                        about: result.description.to_string(),
                     });
                 }
             }

@@ -30,7 +30,11 @@ use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::sources::ArtifactSet;
 use agentfinder_skills_reader::store::{redact_url, Store};
 
+pub mod parse;
+pub mod stdio;
+
 use crate::present::mcp::{search_answer, skill_answer};
+use crate::present::{AgentJson, AgentText};
 use crate::searcher::Searcher;
 
 /// Results `search_skills` gives when `limit` is absent.
@@ -79,9 +83,10 @@ pub struct SkillTools {
     tool_router: ToolRouter<Self>,
 }
 
-/// A tool's failure: the reason, as an MCP tool error the agent reads.
+/// A tool's failure: the reason, as an MCP tool error the agent reads
+/// (cleaned: an engine's error can quote what a skill's author wrote).
 fn failure(reason: impl Into<String>) -> CallToolResult {
-    CallToolResult::structured_error(json!({"error": reason.into()}))
+    CallToolResult::structured_error(json!({"error": AgentText::field(&reason.into())}))
 }
 
 #[tool_router]
@@ -193,11 +198,13 @@ impl SkillTools {
                 .iter()
                 .map(|(source, why)| json!({"source": source, "reason": why}))
                 .collect();
+            // A branch is named by a repository's owner, and a reason can
+            // quote what an author wrote: every string cleaned.
             Ok(json!({
                 "store": redact_url(&self.searcher.settings.store),
                 "engine": self.searcher.engine_name(),
-                "sources": sources,
-                "unreadable": unreadable,
+                "sources": AgentJson::clean(json!(sources)),
+                "unreadable": AgentJson::clean(json!(unreadable)),
             }))
         })
         .await
@@ -275,18 +282,23 @@ impl ServerHandler for SkillTools {
     }
 }
 
-/// Serves the tools over stdio until the client closes it.
+/// Serves the tools over stdio until the client closes it; a line that is
+/// not JSON is answered `-32700` ([`stdio`]).
 pub async fn serve_stdio(searcher: Arc<Searcher>) -> Result<(), String> {
     use rmcp::ServiceExt as _;
+    let (ends, written) = stdio::plumb(tokio::io::stdin(), tokio::io::stdout());
     let running = SkillTools::new(searcher)
-        .serve(rmcp::transport::stdio())
+        .serve(ends)
         .await
         .map_err(|e| format!("MCP session over stdio could not start: {e}"))?;
-    running
+    let ended = running
         .waiting()
         .await
         .map(|_| ())
-        .map_err(|e| format!("MCP session over stdio stopped: {e}"))
+        .map_err(|e| format!("MCP session over stdio stopped: {e}"));
+    // What the session wrote last is written before the process ends.
+    let _ = tokio::time::timeout(Duration::from_secs(5), written).await;
+    ended
 }
 
 /// The tools as a streamable-HTTP service (`serve`'s `/mcp`), answering

@@ -2,26 +2,27 @@
 //! `/search` returns (the shape the Agent Finder Space reads).
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use agentfinder_skills_reader::contract::{KIND_SKILL, SKILL_MEDIA_TYPE};
 
-use super::{Answer, Presented};
+use super::{AgentJson, AgentText, Answer, Presented};
 
-/// One result, in Agent Finder's `SearchResult` shape.
+/// One result, in Agent Finder's `SearchResult` shape. What the skill's
+/// author wrote, and what is made of it, is [`AgentText`] or
+/// [`AgentJson`]: cleaned (plain strings and values in JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResult {
     /// `<repo with / as ->:<document id>`.
-    pub identifier: String,
+    pub identifier: AgentText,
     /// The skill's folder name.
-    pub display_name: String,
+    pub display_name: AgentText,
     /// The section title, or the skill description for a skill hit.
-    pub description: String,
+    pub description: AgentText,
     /// `application/ai-skill`.
     pub media_type: String,
     /// Link to the file (and section), pinned to the commit.
-    pub url: String,
+    pub url: AgentText,
     /// The score the results are ranked by: the engine's, weighed by the
     /// rules the engine could not apply itself.
     pub score: f64,
@@ -34,32 +35,32 @@ pub struct SearchResult {
 #[serde(rename_all = "camelCase")]
 pub struct SearchMetadata {
     /// `owner/name`.
-    pub source: String,
+    pub source: AgentText,
     /// The engine: `meilisearch` or `embedded`.
     pub source_type: String,
     /// The skill's folder name.
-    pub skill: String,
+    pub skill: AgentText,
     /// Path of the SKILL.md.
-    pub path: String,
+    pub path: AgentText,
     /// The skill's key, unique across sources (`<source>:<repo>:<path>`).
-    pub skill_key: String,
+    pub skill_key: AgentText,
     /// The id of the source it was built from (empty before schema 4).
     #[serde(default)]
-    pub source_id: String,
+    pub source_id: AgentText,
     /// Source commit.
-    pub commit: String,
+    pub commit: AgentText,
     /// The engine's own score (Meilisearch's `_rankingScore`).
     pub ranking_score: f64,
     /// `skill` or `skill_section`.
-    pub kind: String,
+    pub kind: AgentText,
     /// What the skill ships and whether it follows the Agent Skills
     /// specification (schema 6; absent before), as the artifact has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signals: Option<Value>,
+    pub signals: Option<AgentJson>,
     /// Where else the same skill is (copies shown as this one result):
     /// `{source_id, repo, path, url}` each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub also_at: Vec<Value>,
+    pub also_at: Vec<AgentJson>,
 }
 
 /// The fields of the results a skill's author wrote (a third party): what
@@ -91,7 +92,13 @@ impl SearchResult {
             result.title.clone()
         };
         Self {
-            identifier: format!("{}:{}", result.repo.replace('/', "-"), result.document_id),
+            // Made of two cleaned texts, cleaned again as one: joined,
+            // they could spell what neither does.
+            identifier: AgentText::field(&format!(
+                "{}:{}",
+                result.repo.replace('/', "-"),
+                result.document_id
+            )),
             display_name: result.folder.clone(),
             description,
             media_type: SKILL_MEDIA_TYPE.to_string(),

@@ -2,103 +2,220 @@
 //! good outside TopGun's untrusted-content envelope, what the skill's
 //! author wrote inside it.
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use agentfinder_skills_reader::contract::{KIND_SECTION, KIND_SKILL};
 use agentfinder_skills_reader::results::Hit;
 
 use crate::pipeline::fold::Folded;
 
-use super::topgun::untrusted;
-use super::{heading_path, text, Answer, Presented};
+use super::topgun::Untrusted;
+use super::{section_ref, text, AgentJson, AgentText, Answer, Presented, SectionRef};
 
-/// `search_skills`' answer for `query`.
+/// `search_skills`' answer: how good outside the results, the results.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchAnswer<'a> {
+    /// The query as asked (the agent's own words).
+    pub query: &'a str,
+    /// The engine that answered.
+    pub engine: &'static str,
+    /// Why the answer is not the usual one (cleaned: it can quote an
+    /// engine's error).
+    pub notice: Option<AgentText>,
+    /// Whether even the best hit is weak (when vectors ranked them).
+    pub no_good_match: Option<bool>,
+    /// The best hit's similarity (when vectors ranked them).
+    pub best_similarity: Option<f64>,
+    /// The results, best first.
+    pub results: Vec<SearchResult>,
+}
+
+/// One `search_skills` result: where and how good outside the envelope,
+/// what the skill's author wrote inside it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResult {
+    /// The skill's key (`<source>:<repo>:<path>`).
+    pub id: AgentText,
+    /// Its source id.
+    pub source: AgentText,
+    /// `owner/name`.
+    pub repo: AgentText,
+    /// The SKILL.md's path.
+    pub path: AgentText,
+    /// The SKILL.md's link.
+    pub url: AgentText,
+    /// The score results are ranked by.
+    pub score: f64,
+    /// When its SKILL.md last changed.
+    pub last_updated: Option<AgentText>,
+    /// Whether `last_updated` is a bound.
+    pub last_updated_at_or_before: bool,
+    /// The commit built.
+    pub commit: AgentText,
+    /// Where its copies are.
+    pub also_at: Vec<AgentJson>,
+    /// What its author wrote.
+    pub skill: Untrusted<SkillData>,
+}
+
+/// What a skill's author wrote, as an agent is given it (inside the
+/// envelope); `get_skill` adds its SKILL.md, frontmatter and files.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillData {
+    /// Its name.
+    pub name: AgentText,
+    /// Its description.
+    pub description: AgentText,
+    /// The frontmatter's other fields (`get_skill`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontmatter: Option<AgentJson>,
+    /// The SKILL.md as built (`get_skill`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill_md: Option<AgentText>,
+    /// Its sections: the best-matching ones (`search_skills`), every one
+    /// (`get_skill`).
+    pub sections: Vec<Section>,
+    /// What it ships and the rules it breaks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signals: Option<AgentJson>,
+    /// The files it ships (`get_skill`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supporting_files: Option<AgentJson>,
+}
+
+/// A section: its heading path and link (the anchor of its heading).
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    /// Its heading path, outermost first.
+    pub heading_path: Vec<AgentText>,
+    /// Its link.
+    pub url: AgentText,
+}
+
+impl From<&SectionRef> for Section {
+    fn from(section: &SectionRef) -> Self {
+        Self {
+            heading_path: section.heading_path.clone(),
+            url: section.url.clone(),
+        }
+    }
+}
+
+/// `get_skill`'s answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillAnswer {
+    /// The key asked for.
+    pub id: AgentText,
+    /// Its source id.
+    pub source: AgentText,
+    /// `owner/name`.
+    pub repo: AgentText,
+    /// The SKILL.md's path.
+    pub path: AgentText,
+    /// The commit built.
+    pub commit: AgentText,
+    /// The SKILL.md's link.
+    pub url: AgentText,
+    /// The link to the SKILL.md's bytes.
+    pub raw_url: AgentText,
+    /// When its SKILL.md last changed.
+    pub last_updated: Option<AgentText>,
+    /// Whether `last_updated` is a bound.
+    pub last_updated_at_or_before: bool,
+    /// What its author wrote.
+    pub skill: Untrusted<SkillData>,
+}
+
+/// `search_skills`' answer for `query`, as JSON.
 pub fn search_answer(query: &str, answer: &Answer) -> Value {
     let strength = answer.strength;
-    let results: Vec<Value> = answer.results.iter().map(search_result).collect();
-    json!({
-        "query": query,
-        "engine": answer.engine,
-        "notice": answer.notice,
-        "no_good_match": strength.map(|s| !s.good),
-        "best_similarity": strength.map(|s| s.best_similarity),
-        "results": results,
+    json!(SearchAnswer {
+        query,
+        engine: answer.engine,
+        notice: answer.notice.clone(),
+        no_good_match: strength.map(|s| !s.good),
+        best_similarity: strength.map(|s| s.best_similarity),
+        results: answer.results.iter().map(search_result).collect(),
     })
 }
 
 /// One `search_skills` result: where and how good outside the envelope,
 /// what the skill's author wrote inside it (with its best-matching
 /// sections, else the hit itself when it is a section).
-pub fn search_result(result: &Presented) -> Value {
-    let mut data = Map::new();
-    data.insert("name".into(), json!(result.name));
-    data.insert("description".into(), json!(result.description));
-    let sections: Vec<Value> = result
-        .sections
-        .iter()
-        .map(|s| json!({"heading_path": s.heading_path, "url": s.url}))
-        .collect();
-    data.insert("sections".into(), json!(sections));
-    if let Some(signals) = &result.signals {
-        data.insert("signals".into(), signals.clone());
+pub fn search_result(result: &Presented) -> SearchResult {
+    SearchResult {
+        id: result.id.clone(),
+        source: result.source_id.clone(),
+        repo: result.repo.clone(),
+        path: result.path.clone(),
+        url: result.page_url.clone(),
+        score: result.score,
+        last_updated: result.last_updated.clone(),
+        last_updated_at_or_before: result.at_or_before,
+        commit: result.commit.clone(),
+        also_at: result.also_at.clone(),
+        skill: Untrusted(SkillData {
+            name: result.name.clone(),
+            description: result.description.clone(),
+            frontmatter: None,
+            skill_md: None,
+            sections: result.sections.iter().map(Section::from).collect(),
+            signals: result.signals.clone(),
+            supporting_files: None,
+        }),
     }
-    json!({
-        "id": result.id,
-        "source": result.source_id,
-        "repo": result.repo,
-        "path": result.path,
-        "url": result.page_url,
-        "score": result.score,
-        "last_updated": result.last_updated,
-        "last_updated_at_or_before": result.at_or_before,
-        "commit": result.commit,
-        "also_at": result.also_at,
-        "skill": untrusted(data),
-    })
 }
 
-/// `get_skill`'s answer from the skill's documents (`documents` holds at
-/// least one), presented as a search result of it is.
+/// `get_skill`'s answer from the skill's documents, as JSON (null when
+/// there are none), presented as a search result of it is.
 pub fn skill_answer(key: &str, documents: &[Value]) -> Value {
+    skill(key, documents).map_or(Value::Null, |answer| json!(answer))
+}
+
+/// `get_skill`'s answer from the skill's documents; `None` without any.
+pub fn skill(key: &str, documents: &[Value]) -> Option<SkillAnswer> {
     let first = documents
         .iter()
         .find(|doc| doc.get("kind").and_then(Value::as_str) == Some(KIND_SKILL))
-        .unwrap_or(&documents[0]);
+        .or_else(|| documents.first())?;
     let skill = super::presented(&Folded {
         hit: Hit::new(first.clone(), 0.0),
         also_at: Vec::new(),
     });
-    let sections: Vec<Value> = sections_in_order(documents)
+    let sections: Vec<Section> = sections_in_order(documents)
         .into_iter()
         .filter(|doc| doc.get("part").and_then(Value::as_u64).unwrap_or(0) == 0)
-        .map(|doc| json!({"heading_path": heading_path(doc), "url": doc.get("url")}))
+        .map(|doc| Section::from(&section_ref(doc)))
         .collect();
-    let mut data = Map::new();
-    data.insert("name".into(), json!(skill.name));
-    data.insert("description".into(), json!(skill.description));
-    data.insert("frontmatter".into(), Value::Object(skill.meta.clone()));
-    data.insert("skill_md".into(), json!(reassemble(&skill, documents)));
-    data.insert("sections".into(), json!(sections));
-    if let Some(signals) = &skill.signals {
-        data.insert("signals".into(), signals.clone());
-    }
     let files = first.get("supporting_files").cloned().unwrap_or(json!([]));
-    data.insert("supporting_files".into(), text::clean_value(files));
-    json!({
-        "id": key,
-        "source": skill.source_id,
-        "repo": skill.repo,
-        "path": skill.path,
-        "commit": skill.commit,
-        "url": skill.page_url,
-        "raw_url": first.get("raw_url").and_then(Value::as_str).unwrap_or_default(),
-        "last_updated": skill.last_updated,
-        "last_updated_at_or_before": skill.at_or_before,
-        "skill": untrusted(data),
+    let raw_url = first
+        .get("raw_url")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some(SkillAnswer {
+        id: AgentText::field(key),
+        source: skill.source_id.clone(),
+        repo: skill.repo.clone(),
+        path: skill.path.clone(),
+        commit: skill.commit.clone(),
+        url: skill.page_url.clone(),
+        raw_url: AgentText::url(raw_url),
+        last_updated: skill.last_updated.clone(),
+        last_updated_at_or_before: skill.at_or_before,
+        skill: Untrusted(SkillData {
+            name: skill.name.clone(),
+            description: skill.description.clone(),
+            frontmatter: Some(skill.meta.clone()),
+            skill_md: Some(reassemble(&skill, documents)),
+            sections,
+            signals: skill.signals.clone(),
+            supporting_files: Some(AgentJson::clean(files)),
+        }),
     })
 }
 
-/// The section documents, by section and part.
+/// The sections in order: the section documents, by section and part.
 fn sections_in_order(documents: &[Value]) -> Vec<&Value> {
     let number = |doc: &Value, key: &str| doc.get(key).and_then(Value::as_u64).unwrap_or(0);
     let mut sections: Vec<&Value> = documents
@@ -112,9 +229,9 @@ fn sections_in_order(documents: &[Value]) -> Vec<&Value> {
 /// The SKILL.md as built: its frontmatter (name, description and every
 /// other field, as YAML) and its body, the sections' Markdown in order,
 /// a long section's parts joined without the text they repeat.
-pub fn reassemble(skill: &Presented, documents: &[Value]) -> String {
+pub fn reassemble(skill: &Presented, documents: &[Value]) -> AgentText {
     if documents.is_empty() {
-        return String::new();
+        return AgentText::default();
     }
     let mut out = String::from("---\n");
     let mut field = |key: &str, value: &Value| {
@@ -127,7 +244,7 @@ pub fn reassemble(skill: &Presented, documents: &[Value]) -> String {
     if !skill.description.is_empty() {
         field("description", &json!(skill.description));
     }
-    for (key, value) in &skill.meta {
+    for (key, value) in skill.meta.as_object().into_iter().flatten() {
         field(key, value);
     }
     out.push_str("---\n");
@@ -157,6 +274,8 @@ pub fn reassemble(skill: &Presented, documents: &[Value]) -> String {
     if !out.ends_with('\n') {
         out.push('\n');
     }
+    // Cleaned again as a whole: joined, the parts could spell what none
+    // of them does.
     text::clean_body(&out)
 }
 
@@ -212,10 +331,10 @@ mod tests {
         let doc = json!({"kind": "skill_section", "skill_name": "pdf\u{7}", "skill_description": "Reads PDFs",
                          "heading_path": ["Merge"], "url": "https://h/pdf/SKILL.md#merge",
                          "source": "a", "repo": "o/r", "path": "pdf/SKILL.md", "skill_key": "a:o/r:pdf/SKILL.md"});
-        let result = search_result(&super::super::presented(&Folded {
+        let result = json!(search_result(&super::super::presented(&Folded {
             hit: Hit::new(doc, 0.5),
             also_at: Vec::new(),
-        }));
+        })));
         assert_eq!(result["id"], "a:o/r:pdf/SKILL.md");
         assert_eq!(result["url"], "https://h/pdf/SKILL.md");
         assert_eq!(

@@ -9,7 +9,7 @@ pub mod mcp;
 pub mod text;
 pub mod topgun;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use agentfinder_skills_reader::contract::{skill_key_of, Severity, KIND_SECTION};
 #[cfg(doc)]
@@ -19,18 +19,21 @@ use agentfinder_skills_reader::results::MatchStrength;
 use crate::pipeline::fold::Folded;
 use crate::pipeline::Ranked;
 
+pub use text::{AgentJson, AgentText};
+
 /// A section of a result, as an agent is pointed to it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SectionRef {
-    /// Its heading path, outermost first (cleaned).
-    pub heading_path: Vec<String>,
-    /// Its link.
-    pub url: String,
+    /// Its heading path, outermost first.
+    pub heading_path: Vec<AgentText>,
+    /// Its link (with the anchor of the author's heading).
+    pub url: AgentText,
 }
 
-/// One result, ready for any output shape. Text fields the skill's
-/// author wrote (names, descriptions, headings, metadata, paths) are
-/// cleaned; the rest are the pipeline's.
+/// One result, ready for any output shape. Every text field a skill's
+/// author wrote, or that is made from what they wrote (names,
+/// descriptions, headings, metadata, paths, links, keys), is an
+/// [`AgentText`] or [`AgentJson`]: cleaned; the rest are the pipeline's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Presented {
     /// The score results are ranked by ([`Hit::score`]).
@@ -40,45 +43,45 @@ pub struct Presented {
     /// its own page).
     pub ranking_score: f64,
     /// The skill's key, unique across sources (`<source>:<repo>:<path>`).
-    pub id: String,
+    pub id: AgentText,
     /// The document's id (of the hit: the skill or a section of it).
-    pub document_id: String,
+    pub document_id: AgentText,
     /// The source it was built from (empty before schema 4).
-    pub source_id: String,
+    pub source_id: AgentText,
     /// `owner/name`.
-    pub repo: String,
+    pub repo: AgentText,
     /// The SKILL.md's path in the repository.
-    pub path: String,
+    pub path: AgentText,
     /// The commit built.
-    pub commit: String,
+    pub commit: AgentText,
     /// `skill` or `skill_section`: what matched.
-    pub kind: String,
+    pub kind: AgentText,
     /// The link to the hit (a section's has its anchor).
-    pub url: String,
+    pub url: AgentText,
     /// The link to the SKILL.md.
-    pub page_url: String,
+    pub page_url: AgentText,
     /// The skill's frontmatter name, else its folder's.
-    pub name: String,
+    pub name: AgentText,
     /// The skill's folder name.
-    pub folder: String,
+    pub folder: AgentText,
     /// The skill's description, cut at 1,024 characters.
-    pub description: String,
+    pub description: AgentText,
     /// The hit's title (a section's heading; a skill document's name).
-    pub title: String,
-    /// The other frontmatter fields.
-    pub meta: Map<String, Value>,
+    pub title: AgentText,
+    /// The other frontmatter fields (an object).
+    pub meta: AgentJson,
     /// What the skill ships and the rules it breaks (schema 6).
-    pub signals: Option<Value>,
+    pub signals: Option<AgentJson>,
     /// Its best-matching sections (when asked for; else the hit itself
     /// when it is a section).
     pub sections: Vec<SectionRef>,
     /// Where its copies are.
-    pub also_at: Vec<Value>,
+    pub also_at: Vec<AgentJson>,
     /// When its SKILL.md last changed.
-    pub last_updated: Option<String>,
+    pub last_updated: Option<AgentText>,
     /// Whether `last_updated` is a bound, not the change itself.
     pub at_or_before: bool,
-    /// sha256 of the SKILL.md bytes.
+    /// sha256 of the SKILL.md bytes (64 hex digits, else none).
     pub content_sha: Option<String>,
 }
 
@@ -88,7 +91,7 @@ impl Presented {
     pub fn risk(&self) -> (Severity, Vec<String>) {
         let level = self
             .signals
-            .as_ref()
+            .as_deref()
             .and_then(crate::pipeline::signals_risk)
             .unwrap_or_default();
         let risk = self.signals.as_ref().and_then(|s| s.get("risk"));
@@ -111,8 +114,9 @@ impl Presented {
 pub struct Answer {
     /// The engine that answered.
     pub engine: &'static str,
-    /// Why the answer is not the usual one, when it is not.
-    pub notice: Option<String>,
+    /// Why the answer is not the usual one, when it is not (it can quote
+    /// an engine's error, so it is cleaned too).
+    pub notice: Option<AgentText>,
     /// How well the best hit matches, when vectors ranked them.
     pub strength: Option<MatchStrength>,
     /// The results, best first.
@@ -124,7 +128,7 @@ pub struct Answer {
 pub fn present(ranked: Ranked, notice: Option<String>) -> Answer {
     Answer {
         engine: ranked.engine,
-        notice: notice.or(ranked.fallback),
+        notice: notice.or(ranked.fallback).map(|n| AgentText::field(&n)),
         strength: ranked.strength,
         results: ranked.results.iter().map(presented).collect(),
     }
@@ -134,15 +138,14 @@ pub fn present(ranked: Ranked, notice: Option<String>) -> Answer {
 pub fn presented(result: &Folded) -> Presented {
     let hit = &result.hit;
     let doc = &hit.document;
-    let text = |key: &str| hit.text(key).to_string();
-    let field = |key: &str| text::clean(hit.text(key), text::MAX_FIELD_CHARS);
+    let field = |key: &str| AgentText::field(hit.text(key));
     let kind = field("kind");
-    let url = text("url");
-    let page_url = url.split('#').next().unwrap_or_default().to_string();
+    let url = hit.text("url");
+    let page_url = url.split('#').next().unwrap_or_default();
     let folder = field("skill");
     let name = match hit.text("skill_name") {
         "" => folder.clone(),
-        name => text::clean(name, text::MAX_FIELD_CHARS),
+        name => AgentText::field(name),
     };
     let mut sections: Vec<SectionRef> = hit
         .sections
@@ -156,12 +159,12 @@ pub fn presented(result: &Folded) -> Presented {
         doc.get(key)
             .and_then(Value::as_str)
             .filter(|v| !v.is_empty())
-            .map(str::to_string)
+            .map(AgentText::field)
     };
     Presented {
         score: hit.score,
         ranking_score: hit.ranking_score,
-        id: text::clean(&skill_key_of(doc), text::MAX_FIELD_CHARS),
+        id: AgentText::field(&skill_key_of(doc)),
         document_id: field("id"),
         source_id: field("source"),
         repo: field("repo"),
@@ -169,54 +172,54 @@ pub fn presented(result: &Folded) -> Presented {
         commit: field("commit"),
         title: field("title"),
         kind,
-        url: text::clean(&url, text::MAX_FIELD_CHARS),
-        page_url: text::clean(&page_url, text::MAX_FIELD_CHARS),
+        url: AgentText::url(url),
+        page_url: AgentText::url(page_url),
         name,
         folder,
-        description: text::description(hit.text("skill_description")),
+        description: AgentText::description(hit.text("skill_description")),
         meta: doc
             .get("skill_meta")
             .and_then(Value::as_object)
             .cloned()
             .map(text::clean_map)
-            .unwrap_or_default(),
-        signals: doc.get("signals").cloned().map(text::clean_value),
+            .unwrap_or_else(AgentJson::empty_object),
+        signals: doc.get("signals").cloned().map(AgentJson::clean),
         sections,
         also_at: result
             .also_at
             .iter()
             .cloned()
-            .map(text::clean_value)
+            .map(AgentJson::clean)
             .collect(),
         last_updated: optional("last_updated"),
         at_or_before: doc
             .get("last_updated_at_or_before")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        content_sha: optional("content_sha"),
+        content_sha: doc
+            .get("content_sha")
+            .and_then(Value::as_str)
+            .filter(|sha| sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(str::to_string),
     }
 }
 
 /// A section document as a pointer to it.
-fn section_ref(doc: &Value) -> SectionRef {
+pub fn section_ref(doc: &Value) -> SectionRef {
     SectionRef {
         heading_path: heading_path(doc),
-        url: doc
-            .get("url")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+        url: AgentText::url(doc.get("url").and_then(Value::as_str).unwrap_or_default()),
     }
 }
 
 /// A document's heading path, cleaned.
-pub fn heading_path(doc: &Value) -> Vec<String> {
+pub fn heading_path(doc: &Value) -> Vec<AgentText> {
     doc.get("heading_path")
         .and_then(Value::as_array)
         .map(|path| {
             path.iter()
                 .filter_map(Value::as_str)
-                .map(|h| text::clean(h, text::MAX_FIELD_CHARS))
+                .map(AgentText::field)
                 .collect()
         })
         .unwrap_or_default()

@@ -14,6 +14,7 @@ use agentfinder_skills_reader::meili;
 use agentfinder_skills_reader::store::Store;
 
 use super::App;
+use crate::present::{AgentJson, AgentText};
 use crate::searcher::probe;
 
 /// What a check of Meilisearch and the store found.
@@ -47,13 +48,17 @@ pub(super) async fn check_loop(app: Arc<App>) {
         let settings = &searcher.settings;
         let store = Store::open_existing_with(&settings.store, &settings.store_options);
         let probe = settings.meili.as_ref().map(probe);
-        let report = meili::health(
-            probe.as_ref(),
-            store.as_ref(),
-            &settings.index,
-            &settings.state,
-        )
-        .await;
+        // Without Meilisearch the embedded engine answers: its absence is
+        // no problem.
+        let report = crate::commands::health::without_meilisearch(
+            meili::health(
+                probe.as_ref(),
+                store.as_ref(),
+                &settings.index,
+                &settings.state,
+            )
+            .await,
+        );
         if settings.meili.is_some() {
             // An index that does not hold the recorded artifact still
             // answers better than nothing when the embedded engine has
@@ -95,12 +100,21 @@ pub(super) async fn health(State(app): State<Arc<App>>) -> Response {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             Json(json!({"engine": engine, "answering": false, "problems": ["starting: not checked yet"],
-                        "embedded": embedded, "uptime_seconds": app.started.elapsed().as_secs()})),
+                        "embedded": AgentJson::clean(embedded), "uptime_seconds": app.started.elapsed().as_secs()})),
         )
             .into_response();
     };
     let report = &checked.report;
     let answering = engine == "meilisearch" || embedded["ready"] == true;
+    // Problems, the engine's state, sources and the last run's reasons
+    // can quote what a skill's author wrote (an error reading it, a
+    // source's id): cleaned.
+    let problems: Vec<AgentText> = report
+        .problems
+        .iter()
+        .map(|p| AgentText::field(p))
+        .collect();
+    let embedded = AgentJson::clean(embedded);
     let body = json!({
         "engine": engine,
         "answering": answering,
@@ -115,10 +129,10 @@ pub(super) async fn health(State(app): State<Arc<App>>) -> Response {
             embedded["ready"] == true && embedded["problem"].is_null()
         },
         "store_readable": report.store_readable,
-        "problems": report.problems,
+        "problems": problems,
         "embedded": embedded,
-        "sources": checked.sources,
-        "last_run": checked.last_run,
+        "sources": AgentJson::clean(json!(checked.sources)),
+        "last_run": checked.last_run.clone().map(AgentJson::clean),
         "checked_seconds_ago": checked.at.elapsed().as_secs(),
         "uptime_seconds": app.started.elapsed().as_secs(),
     });

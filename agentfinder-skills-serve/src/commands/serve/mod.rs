@@ -25,6 +25,7 @@ use clap::Args;
 use agentfinder_skills_reader::cli::{exit, CommandFailure};
 
 use super::{ServiceArgs, ServingDefaults};
+use crate::present::AgentText;
 use crate::searcher::{SearchSettings, Searcher};
 use crate::MAX_QUERY_BYTES;
 use health::{check_loop, health, Checked};
@@ -119,6 +120,8 @@ pub async fn serve(
             crate::mcp::http_service(searcher, &settings.mcp_hosts, stopping.clone()),
         )
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint; GET / lists them") })
+        // A POST to /mcp that is not JSON gets JSON-RPC's -32700.
+        .layer(axum::middleware::from_fn(crate::mcp::parse::http_errors))
         .with_state(app);
     println!("listening on http://{local}");
     let signalled = stopping.clone();
@@ -214,7 +217,10 @@ fn with_engine(status: StatusCode, body: Value, engine: &'static str) -> Respons
     response
 }
 
+/// A JSON error; `message` is cleaned (an engine's error can quote what
+/// a skill's author wrote).
 fn error(status: StatusCode, message: &str) -> Response {
+    let message = AgentText::field(message);
     let mut response = (
         status,
         Json(json!({"error": message, "status": status.as_u16()})),

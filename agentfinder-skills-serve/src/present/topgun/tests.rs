@@ -8,7 +8,7 @@ fn candidate(name: Option<&str>, updated: Option<&str>, url: Option<&str>) -> Ca
         name: name.map(str::to_string),
         source_registry: None,
         details: Details {
-            last_updated: updated.map(str::to_string),
+            last_updated: updated.map(AgentText::from),
             ..Details::default()
         },
         install_url: url.map(str::to_string),
@@ -58,9 +58,9 @@ fn normalisation_follows_topguns_rules_in_order() {
     let pdf = &normalized.results[0];
     assert_eq!(pdf.install_url.as_deref(), Some("https://x/pdf"));
     assert_eq!(pdf.details.stars, None);
-    assert_eq!(pdf.raw_metadata["envelope"], UNTRUSTED_OPEN);
-    assert_eq!(pdf.raw_metadata["end"], UNTRUSTED_CLOSE);
-    assert_eq!(pdf.raw_metadata["data"]["license"], "MIT");
+    assert_eq!(json!(pdf.raw_metadata)["envelope"], UNTRUSTED_OPEN);
+    assert_eq!(json!(pdf.raw_metadata)["end"], UNTRUSTED_CLOSE);
+    assert_eq!(json!(pdf.raw_metadata)["data"]["license"], "MIT");
     let fields = serde_json::to_value(pdf).unwrap();
     assert_eq!(fields.as_object().unwrap().len(), 10);
 }
@@ -95,8 +95,8 @@ fn a_hit_becomes_a_candidate_with_its_frontmatter_enveloped() {
         result.source_registry, "af",
         "no source: the registry's name"
     );
-    assert_eq!(result.raw_metadata["data"]["license"], "MIT");
-    assert_eq!(result.raw_metadata["data"]["path"], "s/SKILL.md");
+    assert_eq!(json!(result.raw_metadata)["data"]["license"], "MIT");
+    assert_eq!(json!(result.raw_metadata)["data"]["path"], "s/SKILL.md");
     // Schema 4: the source and the file's last change come through.
     let mut newer = doc_with_source();
     newer["last_updated"] = json!("2026-02-03T04:05:06Z");
@@ -134,7 +134,7 @@ fn find_output_keeps_cross_registry_duplicates_and_warns_at_three_unavailable() 
             AdapterResponse {
                 registry: registry.into(),
                 status,
-                reason: (status != RegistryStatus::Ok).then(|| "down".to_string()),
+                reason: (status != RegistryStatus::Ok).then(|| "down".into()),
                 results: normalized.results,
                 latency_ms: 5,
             },
