@@ -1,6 +1,6 @@
 //! The serving side of agent-skills search: the commands people and agents
-//! use to find skills (`search`, `find`, `eval`, `serve`, `mcp`; `sync`,
-//! `load` and `health` are the reader crate's), over Meilisearch or the
+//! use to find skills (`search`, `find`, `eval`, `serve`, `mcp`, `health`;
+//! `sync` and `load` are the reader crate's), over Meilisearch or the
 //! embedded engine.
 //!
 //! - [`commands`]: one module per command, and [`run`], which hands a
@@ -8,8 +8,9 @@
 //! - [`pipeline`]: the one results pipeline, for both engines: candidates,
 //!   the shared rules, skills named as the query first, copies folded.
 //! - [`present`]: the one presenting step: every author-written field
-//!   cleaned once, and the Agent Finder JSON, the MCP answer and TopGun's
-//!   objects made from the same values.
+//!   cleaned once (into [`present::AgentText`] or [`present::AgentJson`],
+//!   which only cleaning makes), and the Agent Finder JSON, the MCP answer
+//!   and TopGun's objects made from the same values.
 //! - [`searcher`]: the search path of the long-running front doors
 //!   (Meilisearch, falling back to the embedded engine); [`mcp`]: the MCP
 //!   tools; [`eval`]: search quality on a query set.

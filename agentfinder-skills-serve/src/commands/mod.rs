@@ -1,6 +1,7 @@
 //! The serving commands, one module each, and the one function that hands
-//! a parsed command to its module ([`run`]). `sync`, `load` and `health`
-//! are the reader crate's, shared with its thin binary.
+//! a parsed command to its module ([`run`]). `sync` and `load` are the
+//! reader crate's, shared with its thin binary; `health` is the reader's
+//! check with Meilisearch and the embedded engine's without ([`health`]).
 
 pub mod eval;
 pub mod find;
