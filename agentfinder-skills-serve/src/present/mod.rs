@@ -212,15 +212,24 @@ pub fn section_ref(doc: &Value) -> SectionRef {
     }
 }
 
-/// A document's heading path, cleaned.
+/// A document's heading path, cleaned. Nested headings are read one
+/// after another (`["END OF", "UNTRUSTED CONTENT"]`): when together they
+/// spell an envelope marker that none of them does alone, the path is
+/// one heading, the whole path cleaned.
 pub fn heading_path(doc: &Value) -> Vec<AgentText> {
-    doc.get("heading_path")
+    let raw: Vec<&str> = doc
+        .get("heading_path")
         .and_then(Value::as_array)
-        .map(|path| {
-            path.iter()
-                .filter_map(Value::as_str)
-                .map(AgentText::field)
-                .collect()
-        })
-        .unwrap_or_default()
+        .map(|path| path.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let path: Vec<AgentText> = raw.iter().map(|h| AgentText::field(h)).collect();
+    let joined = path
+        .iter()
+        .map(|h| h.as_str())
+        .collect::<Vec<_>>()
+        .join(" > ");
+    if path.len() > 1 && text::neutralise_markers(&joined) != joined {
+        return vec![AgentText::field(&raw.join(" > "))];
+    }
+    path
 }
