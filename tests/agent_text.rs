@@ -596,3 +596,82 @@ fn health_without_meilisearch_is_the_embedded_engines() {
     );
     assert!(!stderr(&out).contains("MEILI_URL"), "{}", stderr(&out));
 }
+
+/// An engine's errors quote what it was given (here, a store whose path
+/// forges the envelope's end): on `/search`, TopGun's reason, MCP's tool
+/// error and `/health`'s problems they are cleaned.
+#[test]
+fn engine_errors_reach_an_agent_cleaned() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let store = work.path().join(format!("{FULL_WIDTH} -- resume"));
+    let server = Server::start_with(
+        work.path(),
+        cache.path(),
+        &["--store", store.to_str().unwrap()],
+        &[],
+    );
+    let (status, _, failed) = server.json("/search?q=merge+pdf");
+    assert_eq!(status, 503, "{failed}");
+    assert_clean("/search", &failed);
+    let said = failed["error"].as_str().unwrap();
+    assert!(
+        said.contains("[envelope marker removed] -- resume"),
+        "{said}"
+    );
+    let (status, _, adapter) = server.json("/search?q=merge+pdf&format=topgun");
+    assert_eq!(status, 200, "{adapter}");
+    assert_eq!(adapter["status"], "unavailable", "{adapter}");
+    assert_clean("topgun", &adapter);
+    assert!(
+        adapter["reason"]
+            .as_str()
+            .unwrap()
+            .contains("[envelope marker removed]"),
+        "{adapter}"
+    );
+    let mut health = Value::Null;
+    for _ in 0..100 {
+        health = server.json("/health").2;
+        if health["checked_seconds_ago"].is_u64() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_clean("/health", &health);
+    assert!(
+        health["problems"]
+            .to_string()
+            .contains("[envelope marker removed]"),
+        "{health:#}"
+    );
+
+    let (status, head, _) = mcp_post(
+        &server,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        None,
+    );
+    assert_eq!(status, 200, "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    mcp_post(
+        &server,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        Some(&session),
+    );
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": "search_skills", "arguments": {"query": "merge pdf"}}});
+    let (status, _, body) = mcp_post(&server, &request.to_string(), Some(&session));
+    assert_eq!(status, 200, "{body}");
+    let answer = rpc_answer(&body);
+    assert_eq!(answer["result"]["isError"], true, "{answer:#}");
+    assert_clean("search_skills", &answer["result"]["structuredContent"]);
+    let said = answer["result"]["structuredContent"]["error"]
+        .as_str()
+        .unwrap();
+    assert!(said.contains("[envelope marker removed]"), "{said}");
+}
