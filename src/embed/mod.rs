@@ -5,11 +5,14 @@
 
 mod cache;
 pub mod hub;
+mod locate;
 mod model;
 pub mod share;
 mod threads;
 
 use std::path::PathBuf;
+
+use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -17,6 +20,8 @@ use serde_json::{json, Value};
 use agentfinder_skills_reader::contract::{Document, EmbedderInfo, KIND_SKILL};
 
 pub use cache::{cache_key, text_digest, VectorCache};
+use locate::model_dir;
+pub use locate::{model_on_disk, tool_model_dir, user_model_dir, user_models_dir, MODELS_ENV};
 pub use model::{ModelError, SentenceModel};
 pub use threads::{one_thread_per_pass, PassThreads};
 
@@ -108,7 +113,23 @@ pub enum EmbedError {
         /// Why.
         error: std::io::Error,
     },
+    /// Told to stop ([`Embedder::stop_when`]), it did between two slices
+    /// of its work, after writing the vectors of those done to the cache.
+    #[error("embedding stopped: {embedded} new vectors were written to the cache {path}, {left} texts were left")]
+    Stopped {
+        /// The cache file.
+        path: String,
+        /// Texts embedded (and cached) by the call that stopped.
+        embedded: usize,
+        /// Texts it left.
+        left: usize,
+    },
 }
+
+/// Forward passes a slice of [`Embedder::embed_documents`]'s work holds per
+/// thread: the vectors are written to the cache, and a stop is looked for,
+/// after each slice (a few seconds of work on a CPU).
+const PASSES_PER_SLICE: usize = 2;
 
 /// `[embed].device`: where the model runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -161,6 +182,8 @@ pub struct Embedder {
     pub other_shards: u64,
     /// Seconds spent in the model.
     pub model_seconds: f64,
+    /// Set when the embedder must stop between slices of its work.
+    stop: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 impl Embedder {
@@ -185,7 +208,15 @@ impl Embedder {
             cached: 0,
             other_shards: 0,
             model_seconds: 0.0,
+            stop: None,
         })
+    }
+
+    /// Makes [`Embedder::embed_documents`] stop between slices of its
+    /// work once `flag` is set (a signal asked the process to stop),
+    /// with [`EmbedError::Stopped`], after writing what it embedded.
+    pub fn stop_when(&mut self, flag: &'static std::sync::atomic::AtomicBool) {
+        self.stop = Some(flag);
     }
 
     /// What the manifest records about this embedder.
@@ -252,21 +283,38 @@ impl Embedder {
         self.other_shards += other_shards.len() as u64;
         self.cached += wanted.saturating_sub(missing.len() + other_shards.len()) as u64;
         let started = std::time::Instant::now();
-        // Batches run on all cores: one forward pass keeps about one busy.
-        let batches: Vec<&[usize]> = missing.chunks(self.settings.batch_size.max(1)).collect();
-        let model = &self.model;
-        let computed: Vec<Result<Vec<Vec<f32>>, ModelError>> = batches
-            .par_iter()
-            .map(|batch| {
-                let inputs: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
-                model.embed(&inputs)
-            })
-            .collect();
-        for (batch, vectors) in batches.iter().zip(computed) {
-            for (&i, vector) in batch.iter().zip(vectors?) {
-                self.cache.insert(digests[i], vector);
+        let batch_size = self.settings.batch_size.max(1);
+        let slice = batch_size * rayon::current_num_threads().max(1) * PASSES_PER_SLICE;
+        let mut done = 0;
+        for slice in missing.chunks(slice) {
+            if self.stop.is_some_and(|stop| stop.load(Ordering::SeqCst)) {
+                self.model_seconds += started.elapsed().as_secs_f64();
+                return Err(EmbedError::Stopped {
+                    path: self.cache.path().display().to_string(),
+                    embedded: done,
+                    left: missing.len() - done,
+                });
             }
-            self.embedded += batch.len() as u64;
+            // Batches run on all cores: one forward pass keeps about one busy.
+            let batches: Vec<&[usize]> = slice.chunks(batch_size).collect();
+            let model = &self.model;
+            let computed: Vec<Result<Vec<Vec<f32>>, ModelError>> = batches
+                .par_iter()
+                .map(|batch| {
+                    let inputs: Vec<String> = batch.iter().map(|&i| texts[i].clone()).collect();
+                    model.embed(&inputs)
+                })
+                .collect();
+            for (batch, vectors) in batches.iter().zip(computed) {
+                for (&i, vector) in batch.iter().zip(vectors?) {
+                    self.cache.insert(digests[i], vector);
+                }
+                self.embedded += batch.len() as u64;
+            }
+            // Written after each slice: a build stopped now keeps them.
+            self.flush()?;
+            done += slice.len();
+            crate::failpoint::failpoint("embed-after-slice");
         }
         self.model_seconds += started.elapsed().as_secs_f64();
         for ((doc, digest), chosen) in docs.iter_mut().zip(&digests).zip(chosen) {
@@ -355,111 +403,4 @@ fn select_device(choice: EmbedDevice) -> Result<candle_core::Device, EmbedError>
             }
         }),
     }
-}
-
-/// Environment variable naming the folder of models for this user
-/// (default: [`user_models_dir`]'s).
-pub const MODELS_ENV: &str = "AGENTFINDER_MODELS";
-
-/// Where `scripts/fetch-model.sh` puts models for this user, so that every
-/// command finds them whatever folder it starts in: `$AGENTFINDER_MODELS`,
-/// else `$XDG_DATA_HOME/agentfinder-skills/models`, else
-/// `~/.local/share/agentfinder-skills/models`.
-pub fn user_models_dir() -> Option<PathBuf> {
-    let set = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    set(MODELS_ENV)
-        .or_else(|| set("XDG_DATA_HOME").map(|d| d.join("agentfinder-skills/models")))
-        .or_else(|| set("HOME").map(|h| h.join(".local/share/agentfinder-skills/models")))
-}
-
-/// The folder a tool outside the pipeline (a bench) reads `model` from:
-/// `$AGENTFINDER_MODEL_DIR`, else this user's models.
-pub fn tool_model_dir(model: &str) -> Option<PathBuf> {
-    std::env::var_os("AGENTFINDER_MODEL_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| user_model_dir(model))
-}
-
-/// The folder of `model` (`owner/name`) among this user's models.
-pub fn user_model_dir(model: &str) -> Option<PathBuf> {
-    let name = model.rsplit('/').next().filter(|n| !n.is_empty())?;
-    Some(user_models_dir()?.join(name))
-}
-
-/// Where the model's files are on disk, without downloading: `model_dir`,
-/// else this user's models ([`user_model_dir`]), else the Hub cache's
-/// snapshot of the pinned revision; `Err` lists where it looked.
-fn local_model_dir(settings: &EmbedSettings) -> Result<PathBuf, Vec<String>> {
-    let mut candidates = Vec::new();
-    if let Some(dir) = &settings.model_dir {
-        candidates.push(dir.clone());
-    }
-    if let Some(dir) = user_model_dir(&settings.model) {
-        candidates.push(dir);
-    }
-    if let Some(hub_cache) = hub::hub_cache_dir() {
-        candidates.push(hub::snapshot_dir(
-            &hub_cache,
-            &settings.model,
-            &settings.revision,
-        ));
-    }
-    let mut looked = Vec::new();
-    for dir in candidates {
-        if hub::MODEL_FILES.iter().all(|f| dir.join(f).is_file()) {
-            return Ok(dir);
-        }
-        looked.push(dir.display().to_string());
-    }
-    Err(looked)
-}
-
-/// Whether the model's files are on disk (nothing is loaded or downloaded):
-/// what a build expects before it decides an existing artifact will do.
-pub fn model_on_disk(settings: &EmbedSettings) -> bool {
-    local_model_dir(settings).is_ok()
-}
-
-/// `model_dir`, else this user's models, else the Hub cache's snapshot of
-/// the pinned revision, else (when `download` is on and `HF_HUB_OFFLINE` is
-/// not set) a download into the Hub cache.
-fn model_dir(settings: &EmbedSettings) -> Result<PathBuf, EmbedError> {
-    let looked = match local_model_dir(settings) {
-        Ok(dir) => return Ok(dir),
-        Err(looked) => looked,
-    };
-    let hub_cache = hub::hub_cache_dir();
-    let missing = |why: String| EmbedError::ModelMissing {
-        model: settings.model.clone(),
-        revision: settings.revision.clone(),
-        looked: format!("{}; {why}", looked.join(", ")),
-    };
-    if !settings.download {
-        return Err(missing("[embed].download is off".into()));
-    }
-    if hub::offline() {
-        return Err(missing(
-            "HF_HUB_OFFLINE is set, so nothing was downloaded".into(),
-        ));
-    }
-    let Some(hub_cache) = hub_cache else {
-        return Err(missing("no Hub cache folder (set HF_HOME)".into()));
-    };
-    crate::logging::global().info(
-        "embed",
-        format!(
-            "downloading {}@{} from {} into {}",
-            settings.model,
-            settings.revision,
-            agentfinder_skills_reader::store::redact_url(&hub::endpoint()),
-            hub_cache.display()
-        ),
-    );
-    hub::download(&hub_cache, &settings.model, &settings.revision)
-        .map_err(|e| missing(e.to_string()))
 }
