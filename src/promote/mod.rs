@@ -13,7 +13,10 @@
 //! contract.
 
 pub mod materialize;
+mod order;
 pub mod verify;
+
+pub use order::{check, check_ordered};
 
 use object_store::PutMode;
 
@@ -30,10 +33,12 @@ use object_store::ObjectStoreExt;
 use self::materialize::{materialize, MaterializeError};
 use crate::failpoint::failpoint;
 use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
+use crate::source::{Ancestry, Lineage};
 use crate::store::put::{
     delete, local_copy, put, put_content, upload_in_parts, Content, PartsError, WriteError,
     MULTIPART_THRESHOLD,
 };
+use crate::store::staging::{Staging, STAGING_PREFIX};
 use crate::write::success_bytes;
 use agentfinder_skills_reader::contract::parts::composed_index;
 
@@ -61,8 +66,9 @@ pub enum Promotion {
 /// Promotion failed or was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum PromoteError {
-    /// The commit is older than what `latest/` holds.
-    #[error("refusing to promote {commit} (committed {time}): latest/ holds {latest}, committed {latest_time}, which is newer; use --force to move latest/ backwards")]
+    /// The commit is older than what `latest/` holds, by date (history
+    /// could not order them: `order` says why).
+    #[error("refusing to promote {commit} (committed {time}): latest/ holds {latest}, committed {latest_time}, which is newer ({order}); use --force to move latest/ backwards")]
     Older {
         /// Commit to promote.
         commit: String,
@@ -72,6 +78,16 @@ pub enum PromoteError {
         latest: String,
         /// Its time.
         latest_time: String,
+        /// Why dates decided.
+        order: String,
+    },
+    /// The commit is an ancestor of what `latest/` holds.
+    #[error("refusing to promote {commit}: it is an ancestor of {latest}, which latest/ holds, so latest/ would move backwards; use --force to move latest/ backwards")]
+    Behind {
+        /// Commit to promote.
+        commit: String,
+        /// Commit in `latest/`.
+        latest: String,
     },
     /// `latest/` holds a build of another repository.
     #[error("refusing to promote {commit} of {repo}: latest/ holds {latest} of {latest_repo}, another repository; use a store (or prefix) per repository, or --force to replace it")]
@@ -121,17 +137,32 @@ pub enum PromoteError {
 /// Promotes `commits/<commit>/` to `latest/`, holding the `latest` lock so
 /// that two builders promoting at once take turns (the second one then sees
 /// the first one's `latest/` in its age and shrink checks).
+///
+/// With no history at hand, "backwards" is decided by the commits' dates;
+/// [`promote_ordered`] is given the source's history.
 pub async fn promote(
     store: &Store,
     commit: &str,
     policy: PromotePolicy,
+) -> Result<Promotion, PromoteError> {
+    promote_ordered(store, commit, policy, None).await
+}
+
+/// [`promote`], with the source's history (`ancestry`) deciding which of
+/// the new commit and the one `latest/` holds came first (see
+/// [`check_ordered`]); their dates decide only where it cannot.
+pub async fn promote_ordered(
+    store: &Store,
+    commit: &str,
+    policy: PromotePolicy,
+    ancestry: Option<Ancestry>,
 ) -> Result<Promotion, PromoteError> {
     let purpose = format!("promote {commit}");
     let lock = StoreLock::acquire(store, "latest", &purpose, LockTimes::from_env()).await?;
     let guard = lock.guard();
     with_lock(lock, async {
         failpoint("promote-after-lock");
-        promote_locked(store, commit, policy, &guard).await
+        promote_locked(store, commit, policy, ancestry, &guard).await
     })
     .await
 }
@@ -140,6 +171,7 @@ async fn promote_locked(
     store: &Store,
     commit: &str,
     policy: PromotePolicy,
+    ancestry: Option<Ancestry>,
     guard: &LockGuard,
 ) -> Result<Promotion, PromoteError> {
     let location = ArtifactLocation::Commit(commit.to_string());
@@ -159,7 +191,8 @@ async fn promote_locked(
         .await?
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     if let (Some(current), false) = (&current, policy.force) {
-        check(&manifest, current, policy.max_shrink_ratio)?;
+        let lineage = lineage(ancestry, &manifest, current).await;
+        check_ordered(&manifest, current, policy.max_shrink_ratio, &lineage)?;
     }
 
     if parts {
@@ -192,6 +225,21 @@ async fn promote_locked(
     })
 }
 
+/// How the commit of `new` stands to the one of `current` in `ancestry`
+/// (a walk of git history, off the async threads).
+async fn lineage(ancestry: Option<Ancestry>, new: &Manifest, current: &Manifest) -> Lineage {
+    let Some(ancestry) = ancestry else {
+        return Lineage::Unknown("no history at hand".into());
+    };
+    if new.source_repo != current.source_repo || new.source_commit == current.source_commit {
+        return Lineage::Descends;
+    }
+    let (commit, latest) = (new.source_commit.clone(), current.source_commit.clone());
+    tokio::task::spawn_blocking(move || ancestry.lineage(&commit, &latest))
+        .await
+        .unwrap_or_else(|e| Lineage::Unknown(format!("the history walk stopped: {e}")))
+}
+
 /// Whether `latest/` is complete and holds the artifact of `manifest`.
 async fn holds(store: &Store, manifest: &Manifest) -> bool {
     match read_manifest(store, &ArtifactLocation::Latest).await {
@@ -216,15 +264,12 @@ async fn promote_parts(
     let staging = match &store.local_root {
         Some(root) => {
             std::fs::create_dir_all(root).map_err(|e| stage_error(root, e))?;
-            tempfile::Builder::new()
-                .prefix(".staging-")
-                .tempdir_in(root)
-                .map_err(|e| stage_error(root, e))?
+            Staging::create_in(root, STAGING_PREFIX).map_err(|e| stage_error(root, e))?
         }
-        None => tempfile::Builder::new()
-            .prefix("agentfinder-promote-")
-            .tempdir()
-            .map_err(|e| stage_error(std::path::Path::new("/tmp"), e))?,
+        None => {
+            let temp = std::env::temp_dir();
+            Staging::create_in(&temp, "agentfinder-promote-").map_err(|e| stage_error(&temp, e))?
+        }
     };
     let materialized = match materialize(store, location, staging.path()).await {
         Ok(materialized) => materialized,
@@ -342,124 +387,5 @@ async fn copy_verified(
         Err(PartsError::Read(message)) => Err(read_error(message)),
         Err(PartsError::Write(e)) => Err(PromoteError::Write(e)),
         Err(PartsError::Rejected(actual)) => Err(corrupt(actual)),
-    }
-}
-
-/// The age and shrink checks of `new` against `current`.
-pub fn check(
-    new: &Manifest,
-    current: &Manifest,
-    max_shrink_ratio: f64,
-) -> Result<(), PromoteError> {
-    if new.source_repo != current.source_repo {
-        return Err(PromoteError::OtherRepository {
-            commit: new.source_commit.clone(),
-            repo: new.source_repo.clone(),
-            latest: current.source_commit.clone(),
-            latest_repo: current.source_repo.clone(),
-        });
-    }
-    if new.source_commit == current.source_commit {
-        return Ok(());
-    }
-    let time = |m: &Manifest| humantime::parse_rfc3339(&m.source_commit_time).ok();
-    if let (Some(new_time), Some(current_time)) = (time(new), time(current)) {
-        if new_time < current_time {
-            return Err(PromoteError::Older {
-                commit: new.source_commit.clone(),
-                time: new.source_commit_time.clone(),
-                latest: current.source_commit.clone(),
-                latest_time: current.source_commit_time.clone(),
-            });
-        }
-    }
-    let floor = current.document_count as f64 * (1.0 - max_shrink_ratio);
-    if (new.document_count as f64) < floor {
-        return Err(PromoteError::Shrunk {
-            commit: new.source_commit.clone(),
-            documents: new.document_count,
-            latest: current.source_commit.clone(),
-            latest_documents: current.document_count,
-            ratio: max_shrink_ratio,
-        });
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::assemble::meilisearch_config;
-    use agentfinder_skills_reader::contract::{BuilderInfo, ChunkingInfo};
-    use std::collections::BTreeMap;
-
-    fn manifest(commit: &str, time: &str, documents: u64) -> Manifest {
-        Manifest {
-            schema_version: 1,
-            source_repo: "o/r".into(),
-            source_url: "https://github.com/o/r.git".into(),
-            source_branch: "main".into(),
-            source_commit: commit.into(),
-            generated_at: time.into(),
-            document_count: documents,
-            index: "hf_skills".into(),
-            artifact: "hf-skills.ndjson".into(),
-            artifacts: BTreeMap::new(),
-            skill_count: 1,
-            source_commit_time: time.into(),
-            files: BTreeMap::new(),
-            builder: BuilderInfo {
-                name: "t".into(),
-                version: "0".into(),
-            },
-            chunking: ChunkingInfo {
-                max_chars: 12000,
-                overlap_chars: 800,
-            },
-            config_digest: String::new(),
-            meilisearch: meilisearch_config("hf_skills", None),
-            embedder: None,
-            skipped: Vec::new(),
-            warnings: Vec::new(),
-            skipped_counts: BTreeMap::new(),
-            warning_counts: BTreeMap::new(),
-            artifact_id: None,
-            build_digest: None,
-            layout: None,
-            parts: None,
-        }
-    }
-
-    #[test]
-    fn another_repositorys_build_is_refused_even_when_newer() {
-        let current = manifest("b", "2026-01-02T00:00:00Z", 100);
-        let mut other = manifest("c", "2026-01-03T00:00:00Z", 100);
-        other.source_repo = "anthropics/skills".into();
-        let err = check(&other, &current, 0.5).unwrap_err();
-        assert!(matches!(err, PromoteError::OtherRepository { .. }), "{err}");
-        assert!(err.to_string().contains("anthropics/skills"), "{err}");
-    }
-
-    #[test]
-    fn newer_or_equal_commits_pass_older_ones_do_not() {
-        let current = manifest("b", "2026-01-02T00:00:00Z", 100);
-        assert!(check(&manifest("c", "2026-01-03T00:00:00Z", 100), &current, 0.5).is_ok());
-        assert!(check(&manifest("c", "2026-01-02T00:00:00Z", 100), &current, 0.5).is_ok());
-        let err = check(&manifest("a", "2026-01-01T00:00:00Z", 100), &current, 0.5).unwrap_err();
-        assert!(matches!(err, PromoteError::Older { .. }), "{err}");
-    }
-
-    #[test]
-    fn shrinking_past_the_ratio_is_refused() {
-        let current = manifest("b", "2026-01-02T00:00:00Z", 100);
-        let newer = |docs| manifest("c", "2026-01-03T00:00:00Z", docs);
-        assert!(check(&newer(50), &current, 0.5).is_ok());
-        assert!(matches!(
-            check(&newer(49), &current, 0.5),
-            Err(PromoteError::Shrunk { .. })
-        ));
-        assert!(check(&newer(0), &current, 1.0).is_ok());
-        // The same commit again is never refused.
-        assert!(check(&manifest("b", "2026-01-02T00:00:00Z", 1), &current, 0.5).is_ok());
     }
 }

@@ -10,6 +10,7 @@
 //! reading the files ([`Snapshot::list`], [`FileReader`]) come after, so a
 //! build of a commit that is already complete can stop before touching them.
 
+pub mod ancestry;
 mod bound;
 mod clone;
 mod first_parents;
@@ -25,10 +26,12 @@ mod revision;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use ancestry::{Ancestry, Lineage};
 pub use folder::FOLDER_VERSION_PREFIX;
 pub use history::{Change, KnownChanges};
 pub use parent_diff::{FileChange, ParentChanges};
 pub use reader::FileReader;
+pub use revision::enclosing_repository;
 
 /// A source could not be opened or read.
 #[derive(Debug, thiserror::Error)]
@@ -291,6 +294,11 @@ impl History {
         revision::first_parent(&self.repo.to_thread_local(), head, &self.display, stop)
     }
 
+    /// Its history, for ordering commits by ancestry.
+    pub fn ancestry(&self) -> Ancestry {
+        Ancestry::new(self.repo.clone(), self.display.clone())
+    }
+
     /// A snapshot of one commit.
     pub fn snapshot(&self, commit: gix::ObjectId) -> Result<Snapshot, SourceError> {
         let mut snapshot = revision::snapshot_at(
@@ -312,6 +320,15 @@ impl Snapshot {
             display,
             remote_url: None,
             inner: Inner::Git(Box::new(source)),
+        }
+    }
+
+    /// The history of a git source, for ordering commits by ancestry;
+    /// `None` for a plain folder, whose versions have none.
+    pub fn ancestry(&self) -> Option<Ancestry> {
+        match &self.inner {
+            Inner::Git(source) => Some(Ancestry::new(source.repo.clone(), self.display.clone())),
+            Inner::Folder(_) => None,
         }
     }
 

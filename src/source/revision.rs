@@ -14,6 +14,17 @@ pub(super) fn origin_url(repo: &gix::Repository) -> Option<String> {
     Some(redact_url(&url.to_bstring().to_string()))
 }
 
+/// The git repository whose work tree holds `path` (the root of that work
+/// tree) and its `origin` remote, credentials removed; `None` when `path`
+/// is in no git work tree.
+pub fn enclosing_repository(
+    path: &std::path::Path,
+) -> Option<(std::path::PathBuf, Option<String>)> {
+    let repo = gix::discover(path).ok()?;
+    let root = repo.workdir()?.to_path_buf();
+    Some((root, origin_url(&repo)))
+}
+
 /// Resolves `reference` (or HEAD) in `repo` to a commit and wraps it; the
 /// snapshot's remote is the repository's `origin`.
 pub(super) fn resolve(

@@ -82,6 +82,10 @@ pub struct BuildArgs {
     /// Promote even onto an older commit or a build that shrank past promote.max_shrink_ratio.
     #[arg(long)]
     pub force: bool,
+    /// Build (and promote) a source that holds no skill; without it such a
+    /// build is refused (exit 3), as a wrong --source or --ref usually is.
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Fail instead of warning: bare, on every skip and warning; with names
     /// (comma-separated warning classes), on every skip and those classes.
     #[arg(long, value_name = "CLASSES", num_args = 0..=1, default_missing_value = "all")]
@@ -160,6 +164,10 @@ pub struct LintArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// owner/name of the repository the skills are published from [default:
+    /// as a build of the clone names it: its origin remote, else a local name].
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
 }
 
 #[derive(Args)]
@@ -169,6 +177,10 @@ pub struct VerifyArgs {
     /// Commit id, or `latest`.
     #[arg(long, value_name = "SHA|latest", default_value = "latest")]
     pub commit: String,
+    /// In a store of many sources ([[sources]]), only this source's
+    /// artifact [default: the store's own latest/, else every source's].
+    #[arg(long, value_name = "ID")]
+    pub source: Option<String>,
 }
 
 #[derive(Args)]
