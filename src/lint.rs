@@ -15,7 +15,8 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::parse::parse_skill;
 use crate::parse::read::read_shipped;
-use crate::source::{list_folder, Entry, FileReader, ObjectRef, SourceError};
+use crate::source::identity::{identify, IdentityInputs};
+use crate::source::{enclosing_repository, list_folder, Entry, FileReader, ObjectRef, SourceError};
 use crate::validate::diagnostics::Finding;
 use crate::validate::risk::{scan_folder, RiskFinding, Severity};
 use crate::validate::{check_skill, SPEC_CLASSES};
@@ -34,6 +35,14 @@ pub enum LintError {
     /// The configured walk globs are invalid.
     #[error(transparent)]
     Glob(#[from] GlobError),
+    /// Nothing below the path is a skill.
+    #[error("no SKILL.md below {path} ([walk].include: {include}): give a skill's folder (holding its SKILL.md) or a repository of skills")]
+    NoSkills {
+        /// The folder linted.
+        path: String,
+        /// The globs that name skill files.
+        include: String,
+    },
 }
 
 /// One finding of `lint`.
@@ -62,6 +71,9 @@ pub struct LintFinding {
 /// What `lint` found.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LintReport {
+    /// `owner/name` of the repository the skills were linted as, as a build
+    /// of the clone names it (the risk rules weigh downloads by its owner).
+    pub repo: String,
     /// SKILL.md files found.
     pub skills: usize,
     /// Skills with no specification finding.
@@ -83,8 +95,18 @@ impl LintReport {
 }
 
 /// Lints the skills below `root` (a skill's folder, a repository, or a
-/// SKILL.md) with the walk and parse settings of `config`.
+/// SKILL.md) with the walk and parse settings of `config`, as from the
+/// repository a build of its clone would name (see [`lint_as`]).
 pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
+    lint_as(root, config, None)
+}
+
+/// [`lint`], with the repository named `repo` (`owner/name`) when given;
+/// else, as a build of the clone holding `root` names it, from the clone's
+/// `origin` remote (the risk rules tell the publisher's own domains from
+/// strangers' by its owner), else `[source].repo` when `root` is in the
+/// configured `[source].location`, else a local name.
+pub fn lint_as(root: &Path, config: &Config, repo: Option<&str>) -> Result<LintReport, LintError> {
     let root = match root.file_name() {
         Some(name) if name == "SKILL.md" && root.is_file() => root.parent().unwrap_or(root),
         _ => root,
@@ -92,6 +114,7 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
     if !root.is_dir() {
         return Err(LintError::NotAFolder(root.display().to_string()));
     }
+    let config = &named(root, config, repo);
     // A skill's own folder names the skill whose SKILL.md sits at its top.
     let own_name = std::fs::canonicalize(root)
         .ok()
@@ -100,7 +123,10 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
     let entries = list_folder(root)?;
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let options = config.parse_options();
-    let mut report = LintReport::default();
+    let mut report = LintReport {
+        repo: config.repo().to_string(),
+        ..LintReport::default()
+    };
     let skills = skill_entries(&entries, &rules);
     let skill_paths: Vec<&str> = skills.iter().map(|e| e.path.as_str()).collect();
     let names = folder_files(
@@ -154,6 +180,12 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
         }
         report.findings.extend(findings);
     }
+    if report.skills == 0 {
+        return Err(LintError::NoSkills {
+            path: root.display().to_string(),
+            include: config.walk.include.join(", "),
+        });
+    }
     report
         .findings
         .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
@@ -161,6 +193,39 @@ pub fn lint(root: &Path, config: &Config) -> Result<LintReport, LintError> {
         *report.counts.entry(finding.class.clone()).or_default() += 1;
     }
     Ok(report)
+}
+
+/// `config` with the identity of the repository `root` is in (see
+/// [`lint_as`]): the same inputs a build of that clone decides it from.
+fn named(root: &Path, config: &Config, repo: Option<&str>) -> Config {
+    let canonical = |path: &Path| std::fs::canonicalize(path).ok();
+    let (location, remote) = match enclosing_repository(root) {
+        Some((work_tree, remote)) => (work_tree, remote),
+        None => (canonical(root).unwrap_or_else(|| root.to_path_buf()), None),
+    };
+    let mut source = config.source.clone();
+    // [source].repo and url describe [source].location, not another folder
+    // (as for `build --source`).
+    let configured = source
+        .location
+        .as_deref()
+        .map(Path::new)
+        .and_then(canonical);
+    if configured.is_none() || configured != canonical(&location) {
+        (source.repo, source.url) = (None, None);
+    }
+    if let Some(repo) = repo {
+        source.repo = Some(repo.to_string());
+    }
+    let location = location.display().to_string();
+    let identity = identify(IdentityInputs {
+        explicit_repo: source.repo.as_deref(),
+        explicit_url: source.url.as_deref(),
+        remote_url: remote.as_deref(),
+        location: &location,
+        naming_advice: &source.naming_advice(),
+    });
+    config.for_source(&identity, false)
 }
 
 fn lint_finding(path: &str, finding: &Finding) -> LintFinding {

@@ -8,7 +8,7 @@ use crate::{exit, load_config, Failure};
 /// the Agent Skills specification or is a risk at `high` or worse.
 pub fn run_lint(args: &LintArgs, config_path: Option<&std::path::Path>) -> Result<(), Failure> {
     let config = load_config(config_path)?;
-    let report = agentfinder_skills::lint::lint(&args.path, &config)
+    let report = agentfinder_skills::lint::lint_as(&args.path, &config, args.repo.as_deref())
         .map_err(|e| Failure::new(exit::FAILURE, e))?;
     if args.json {
         let text =
@@ -51,11 +51,13 @@ pub fn run_lint(args: &LintArgs, config_path: Option<&std::path::Path>) -> Resul
             .map(|(class, n)| format!("{class}={n}"))
             .collect();
         println!(
-            "lint: skills={} conforming={} findings={} {}",
+            "lint: skills={} conforming={} findings={} {}{}repo={}",
             report.skills,
             report.conforming,
             report.findings.len(),
-            counts.join(" ")
+            counts.join(" "),
+            if counts.is_empty() { "" } else { " " },
+            clean(&report.repo)
         );
     }
     if report.fails() {
