@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use agentfinder_skills_reader::store::Store;
 
+use crate::build::interrupt;
 use crate::build::run_context::RunContext;
 use crate::build::{
     build_commit, config_for_source, off_runtime, BuildError, BuildRequest, BuildStatus,
@@ -21,7 +22,7 @@ use crate::build::{
 use crate::config::Config;
 use crate::logging::Reporter;
 use crate::parse::read::ParseCache;
-use crate::promote::{promote, PromotePolicy, Promotion};
+use crate::promote::{promote_ordered, PromotePolicy, Promotion};
 use crate::shard::Shard;
 use crate::source::{open_history, History, SourceSpec};
 use crate::validate::StrictPolicy;
@@ -188,6 +189,8 @@ pub async fn backfill(
         promote: false,
         force: request.force,
         strict: request.strict.clone(),
+        // Commits of a history before its first skill are history too.
+        allow_empty: true,
     };
     let quiet_builds = Reporter {
         quiet: true,
@@ -202,6 +205,10 @@ pub async fn backfill(
     let mut progress = Progress::new(reporter, commits.len());
     let mut entries_reused = 0;
     for commit in &commits {
+        if let Some(signal) = interrupt::requested() {
+            run.share_vectors(store, reporter).await;
+            return Err(BuildError::Interrupted(signal));
+        }
         let existing = target(store, commit, &config, run.expects_vectors()).await?;
         if let Target::Complete { .. } = existing {
             summary.already += 1;
@@ -256,7 +263,8 @@ pub async fn backfill(
             match target(store, newest, &config, run.expects_vectors()).await? {
                 Target::Complete { location, .. } => {
                     let artifact = location.commit_id().unwrap_or(newest).to_string();
-                    let outcome = promote(store, &artifact, policy).await?;
+                    let ancestry = Some(history.ancestry());
+                    let outcome = promote_ordered(store, &artifact, policy, ancestry).await?;
                     summary.promotion = Some((newest.clone(), outcome));
                 }
                 Target::Build { location, .. } => {

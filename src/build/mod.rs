@@ -1,6 +1,7 @@
 //! The build command: clone -> walk -> parse/chunk -> validate -> embed ->
 //! write -> promote, each stage a call.
 
+pub mod interrupt;
 mod plan;
 pub mod run_context;
 mod sightings;
@@ -10,25 +11,26 @@ mod summary;
 
 use std::time::Instant;
 
-use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest};
+use agentfinder_skills_reader::contract::ArtifactLocation;
 use agentfinder_skills_reader::read::ReadError;
 use agentfinder_skills_reader::store::Store;
 
 use self::run_context::RunContext;
+use self::summary::{already_built, assembled_summary};
 pub use self::summary::{BuildStatus, BuildSummary, StageTimes};
-use crate::assemble::{AssembleError, Assembled};
+use crate::assemble::AssembleError;
 use crate::config::Config;
 use crate::embed::EmbedError;
 use crate::failpoint::failpoint;
 use crate::lock::{with_lock, LockError, LockGuard, LockTimes, StoreLock};
 use crate::logging::Reporter;
 use crate::parse::read::ParseCache;
-use crate::promote::{promote, PromoteError, PromotePolicy};
+use crate::promote::{promote_ordered, PromoteError, PromotePolicy};
 use crate::reuse::Base;
 use crate::source::identity::{identify, IdentityInputs};
 use crate::source::{self, Snapshot, SourceError, SourceSpec};
 use crate::store::put::WriteError;
-use crate::store::staging::remove_stale;
+use crate::store::staging::{remove_abandoned, Staging, STAGING_PREFIX};
 use crate::validate::{DocumentError, StrictPolicy};
 use crate::walk::GlobError;
 use crate::write::variant::{target, Target};
@@ -49,6 +51,8 @@ pub struct BuildRequest {
     pub force: bool,
     /// What fails the build.
     pub strict: StrictPolicy,
+    /// Build (and promote) a source that holds no skill; refused otherwise.
+    pub allow_empty: bool,
 }
 
 /// A build failed; the variant is the failure class (and exit code).
@@ -86,6 +90,20 @@ pub enum BuildError {
     /// promotion.
     #[error("stopped before promotion (latest/ unchanged)")]
     Stopped,
+    /// A signal (Ctrl-C, SIGTERM) stopped the build before promotion; the
+    /// vectors it embedded are kept in the cache.
+    #[error("interrupted by {}: stopped before promotion (latest/ unchanged; the vectors embedded so far are kept in the cache)", .0.name())]
+    Interrupted(interrupt::Signal),
+    /// The source holds no skill, and `--allow-empty` was not given.
+    #[error("{source_name} at {commit} holds no skill to index ({skipped} skill files skipped; [walk].include says which files are skills); refusing to build an empty artifact: check --source and --ref, or pass --allow-empty if an empty source is intended")]
+    Empty {
+        /// The source.
+        source_name: String,
+        /// The version read.
+        commit: String,
+        /// Skill files found but skipped.
+        skipped: u64,
+    },
     /// A background task died.
     #[error("internal error: {0}")]
     Internal(String),
@@ -133,7 +151,8 @@ pub async fn build_by(
     let run = RunContext::new(&request.config, ParseCache::disabled());
     let unpromoted = async {
         let opening = Instant::now();
-        let snapshot = open_source(&request).await?;
+        let snapshot = interrupt::unless_interrupted(open_source(&request)).await?;
+        let ancestry = snapshot.ancestry();
         let source_seconds = opening.elapsed().as_secs_f64();
         let request = BuildRequest {
             config: config_for_source(
@@ -161,9 +180,9 @@ pub async fn build_by(
                 summary.stages.source = source_seconds;
                 summary
             });
-        Ok::<_, BuildError>((request, built))
+        Ok::<_, BuildError>((request, built, ancestry))
     };
-    let (request, built) = match deadline {
+    let (request, built, ancestry) = match deadline {
         Some(deadline) => match tokio::time::timeout_at(deadline, unpromoted).await {
             Ok(finished) => finished?,
             Err(_) => {
@@ -177,12 +196,17 @@ pub async fn build_by(
         let mut summary = built?;
         summary.store = store.display.clone();
         if request.promote {
+            if let Some(signal) = interrupt::requested() {
+                // commits/<id>/ is complete; latest/ is left alone.
+                return Err(BuildError::Interrupted(signal));
+            }
             let policy = PromotePolicy {
                 force: request.force,
                 max_shrink_ratio: request.config.promote.max_shrink_ratio,
             };
             let promoting = Instant::now();
-            summary.promotion = Some(promote(store, &summary.artifact, policy).await?);
+            let promotion = promote_ordered(store, &summary.artifact, policy, ancestry).await?;
+            summary.promotion = Some(promotion);
             summary.stages.promote = promoting.elapsed().as_secs_f64();
         }
         Ok(summary)
@@ -233,6 +257,16 @@ pub async fn build_commit(
     run: RunContext,
 ) -> Result<BuildSummary, BuildError> {
     let commit = snapshot.version.id.clone();
+    if let Some(root) = &store.local_root {
+        // Staging a killed build left; a live build's is kept (its lock).
+        for path in remove_abandoned(root, STAGING_PREFIX) {
+            let removed = format!(
+                "removed {}, left by a build that was stopped",
+                path.display()
+            );
+            reporter.info("build", removed);
+        }
+    }
     let vectors = run.expects_vectors();
     if let Target::Complete { location, manifest } =
         target(store, &commit, &request.config, vectors).await?
@@ -240,12 +274,10 @@ pub async fn build_commit(
         return Ok(already_built(&location, &manifest));
     }
     let purpose = format!("build {commit}");
-    let lock = StoreLock::acquire(
-        store,
-        &format!("commit-{commit}"),
-        &purpose,
-        LockTimes::from_env(),
-    )
+    let lock = interrupt::unless_interrupted(async {
+        let name = format!("commit-{commit}");
+        Ok(StoreLock::acquire(store, &name, &purpose, LockTimes::from_env()).await?)
+    })
     .await?;
     let guard = lock.guard();
     with_lock(lock, async {
@@ -277,71 +309,6 @@ pub(crate) async fn off_runtime<T: Send + 'static>(
         .map_err(BuildError::from)
 }
 
-/// The summary of an artifact that was there already.
-fn already_built(location: &ArtifactLocation, manifest: &Manifest) -> BuildSummary {
-    BuildSummary {
-        commit: manifest.source_commit.clone(),
-        artifact: artifact_id(location),
-        status: BuildStatus::AlreadyBuilt,
-        rebuild_reason: None,
-        skills: manifest.skill_count,
-        documents: manifest.document_count,
-        skipped: count(&manifest.skipped_counts, manifest.skipped.len()),
-        warnings: count(&manifest.warning_counts, manifest.warnings.len()),
-        promotion: None,
-        store: String::new(),
-        load: None,
-        embedded: 0,
-        cached: 0,
-        embed_seconds: 0.0,
-        reused: 0,
-        parsed: 0,
-        patched: false,
-        seconds: 0.0,
-        stages: StageTimes::default(),
-    }
-}
-
-/// The summary of a build that assembled `assembled`: written as
-/// `artifact` with `status`, or, for an `--embed-shard` run, not written.
-fn assembled_summary(
-    commit: String,
-    (artifact, status, rebuild_reason): (String, BuildStatus, Option<String>),
-    assembled: &Assembled,
-    patched: bool,
-) -> BuildSummary {
-    BuildSummary {
-        commit,
-        artifact,
-        status,
-        rebuild_reason,
-        skills: assembled.manifest.skill_count,
-        documents: assembled.manifest.document_count,
-        skipped: assembled.findings.skipped_total(),
-        warnings: assembled.findings.warning_total(),
-        promotion: None,
-        store: String::new(),
-        load: None,
-        embedded: assembled.embedded,
-        cached: assembled.cached,
-        embed_seconds: assembled.embed_seconds,
-        reused: assembled.reused,
-        parsed: assembled.parsed,
-        patched,
-        seconds: 0.0,
-        stages: StageTimes::default(),
-    }
-}
-
-/// Findings of a manifest: its counts (schema 3), else the length of its list.
-fn count(counts: &std::collections::BTreeMap<String, u64>, listed: usize) -> u64 {
-    if counts.is_empty() {
-        listed as u64
-    } else {
-        counts.values().sum()
-    }
-}
-
 fn artifact_id(location: &ArtifactLocation) -> String {
     location.commit_id().unwrap_or("latest").to_string()
 }
@@ -363,20 +330,16 @@ async fn build_new(
         // A source's folder of a many-source store exists once it is built.
         std::fs::create_dir_all(root)
             .map_err(|e| BuildError::Internal(format!("cannot create {}: {e}", root.display())))?;
-        remove_stale(root, &[".staging-"]);
     }
     let staging = match &store.local_root {
-        Some(root) => tempfile::Builder::new()
-            .prefix(".staging-")
-            .tempdir_in(root),
-        None => tempfile::Builder::new()
-            .prefix("agentfinder-build-")
-            .tempdir(),
+        Some(root) => Staging::create_in(root, STAGING_PREFIX),
+        None => Staging::create_in(&std::env::temp_dir(), "agentfinder-build-"),
     }
     .map_err(|e| BuildError::Internal(format!("cannot create a staging folder: {e}")))?;
     let dir = staging.path().to_path_buf();
     let staging_started = Instant::now();
-    let embedder = run.embedder(store, reporter).await?;
+    let embedder = interrupt::unless_interrupted(run.embedder(store, reporter)).await?;
+    let source_name = snapshot.display.clone();
     let base = match run.take_base() {
         Some(base) => Some(base),
         None => base_from_latest(store, &request.config, reporter).await,
@@ -412,6 +375,14 @@ async fn build_new(
     };
     let writing = Instant::now();
     summary::report_findings(reporter, &assembled);
+    if assembled.manifest.skill_count == 0 && !request.allow_empty {
+        let skipped = assembled.findings.skipped_total();
+        return Err(BuildError::Empty {
+            source_name,
+            commit,
+            skipped,
+        });
+    }
     if let Some(failure) = assembled.findings.strict_failure(&request.strict) {
         return Err(BuildError::Validation(failure));
     }

@@ -101,7 +101,11 @@ impl RunContext {
                     .await
                     .map_err(|e| BuildError::Internal(e.to_string()))?;
                 let embedder = match opened {
-                    Ok(embedder) => Arc::new(std::sync::Mutex::new(embedder)),
+                    Ok(mut embedder) => {
+                        // A signal stops it between slices, its vectors kept.
+                        embedder.stop_when(super::interrupt::flag());
+                        Arc::new(std::sync::Mutex::new(embedder))
+                    }
                     Err(e) if !slot.required => {
                         reporter.warn("embed", format!("{e}; building without vectors"));
                         return Ok(None);

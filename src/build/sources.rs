@@ -43,6 +43,8 @@ pub struct SourcesRequest {
     pub force: bool,
     /// What fails a source's build.
     pub strict: StrictPolicy,
+    /// Build a source that holds no skill (refused otherwise).
+    pub allow_empty: bool,
     /// The home folder `~` and `$HOME` expand to.
     pub home: Option<String>,
 }
@@ -147,6 +149,7 @@ async fn build_one(
                 promote: request.promote,
                 force: request.force,
                 strict: request.strict.clone(),
+                allow_empty: request.allow_empty,
             };
             let store = source_store(store, &entry.id);
             // The deadline stops work before promotion only: a
@@ -259,7 +262,9 @@ impl From<BuildError> for Unbuilt {
             BuildError::Source(SourceError::Network {
                 failure, message, ..
             }) => Self::unavailable(format!("{failure}: {message}")),
-            BuildError::TimedOut(_) | BuildError::Stopped => Self::unavailable(error.to_string()),
+            BuildError::TimedOut(_) | BuildError::Stopped | BuildError::Interrupted(_) => {
+                Self::unavailable(error.to_string())
+            }
             BuildError::Source(SourceError::Missing(path)) => {
                 Self::unavailable(format!("{path} does not exist on this machine"))
             }

@@ -7,11 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use agentfinder_skills_reader::contract::parts::{PartEntry, PACKS_DIR};
 
+use super::interrupt;
 use super::plan::{list_tree, patch_parent, Plan};
 use super::run_context::RunContext;
 use super::BuildError;
 use crate::assemble::{Assembled, Assembler, Item, NewParts, SharedEmbedder, VersionInfo};
 use crate::config::Config;
+use crate::failpoint::failpoint;
 use crate::logging::Reporter;
 use crate::parse::read::{extract, ExtractContext, SkillTree};
 use crate::reuse::Base;
@@ -100,6 +102,15 @@ impl Drop for StopOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
     }
+}
+
+/// Why the stage must stop, if it must: a signal asked the process to
+/// stop ([`interrupt`]), or `stop` was set (the build was given up).
+fn stopped(stop: &AtomicBool) -> Option<BuildError> {
+    if let Some(signal) = interrupt::requested() {
+        return Some(BuildError::Interrupted(signal));
+    }
+    stop.load(Ordering::Relaxed).then_some(BuildError::Stopped)
 }
 
 /// Walks, parses, chunks, validates and assembles `snapshot` into parts
@@ -193,8 +204,9 @@ pub(super) fn stage_artifact(
             let mut opened: Option<(Snapshot, usize)> = None;
             let mut ordered = ordered.into_iter().peekable();
             while ordered.peek().is_some() {
-                if stop.load(Ordering::Relaxed) {
-                    return Err(BuildError::Stopped);
+                failpoint("stage-before-batch");
+                if let Some(stopped) = stopped(stop) {
+                    return Err(stopped);
                 }
                 let Gathered { ready, to_parse } = gather(&mut ordered, &planner, base.as_mut());
                 let mut parsed = if to_parse.is_empty() {
@@ -243,8 +255,8 @@ pub(super) fn stage_artifact(
         });
         let mut outcome = Ok(());
         for batch in receiver {
-            if stop.load(Ordering::Relaxed) {
-                outcome = Err(BuildError::Stopped);
+            if let Some(stopped) = stopped(stop) {
+                outcome = Err(stopped);
             }
             if outcome.is_ok() {
                 outcome = assembler.add_all(batch).map_err(BuildError::from);
@@ -255,7 +267,14 @@ pub(super) fn stage_artifact(
         let parsed = producer
             .join()
             .map_err(|_| BuildError::Internal("the parsing thread panicked".into()))?;
-        outcome.and(parsed)
+        // A signal also stops the embedder between slices of its work
+        // (an error of its own): the build says it was interrupted.
+        outcome
+            .and(parsed)
+            .map_err(|e| match interrupt::requested() {
+                Some(signal) => BuildError::Interrupted(signal),
+                None => e,
+            })
     })?;
     bar.finish_and_clear();
 

@@ -1,6 +1,6 @@
 //! What a build reports when it ends: the one summary line, or its JSON.
 
-use agentfinder_skills_reader::contract::SCHEMA_VERSION;
+use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest, SCHEMA_VERSION};
 
 use crate::assemble::Assembled;
 use crate::logging::Reporter;
@@ -213,5 +213,70 @@ pub(super) fn report_findings(reporter: &Reporter, assembled: &Assembled) {
             "validate",
             format!("... and {unlisted} more skipped files (all are in findings.ndjson)"),
         );
+    }
+}
+
+/// The summary of an artifact that was there already.
+pub(super) fn already_built(location: &ArtifactLocation, manifest: &Manifest) -> BuildSummary {
+    BuildSummary {
+        commit: manifest.source_commit.clone(),
+        artifact: location.commit_id().unwrap_or("latest").to_string(),
+        status: BuildStatus::AlreadyBuilt,
+        rebuild_reason: None,
+        skills: manifest.skill_count,
+        documents: manifest.document_count,
+        skipped: count(&manifest.skipped_counts, manifest.skipped.len()),
+        warnings: count(&manifest.warning_counts, manifest.warnings.len()),
+        promotion: None,
+        store: String::new(),
+        load: None,
+        embedded: 0,
+        cached: 0,
+        embed_seconds: 0.0,
+        reused: 0,
+        parsed: 0,
+        patched: false,
+        seconds: 0.0,
+        stages: StageTimes::default(),
+    }
+}
+
+/// The summary of a build that assembled `assembled`: written as
+/// `artifact` with `status`, or, for an `--embed-shard` run, not written.
+pub(super) fn assembled_summary(
+    commit: String,
+    (artifact, status, rebuild_reason): (String, BuildStatus, Option<String>),
+    assembled: &Assembled,
+    patched: bool,
+) -> BuildSummary {
+    BuildSummary {
+        commit,
+        artifact,
+        status,
+        rebuild_reason,
+        skills: assembled.manifest.skill_count,
+        documents: assembled.manifest.document_count,
+        skipped: assembled.findings.skipped_total(),
+        warnings: assembled.findings.warning_total(),
+        promotion: None,
+        store: String::new(),
+        load: None,
+        embedded: assembled.embedded,
+        cached: assembled.cached,
+        embed_seconds: assembled.embed_seconds,
+        reused: assembled.reused,
+        parsed: assembled.parsed,
+        patched,
+        seconds: 0.0,
+        stages: StageTimes::default(),
+    }
+}
+
+/// Findings of a manifest: its counts (schema 3), else the length of its list.
+fn count(counts: &std::collections::BTreeMap<String, u64>, listed: usize) -> u64 {
+    if counts.is_empty() {
+        listed as u64
+    } else {
+        counts.values().sum()
     }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use agentfinder_skills::backfill::{backfill, BackfillRequest, Selection};
+use agentfinder_skills::build::interrupt;
 use agentfinder_skills::build::sources::{build_sources, SourcesRequest};
 use agentfinder_skills::build::{build, BuildError, BuildRequest};
 use agentfinder_skills::config::Config;
@@ -21,9 +22,22 @@ use agentfinder_skills_reader::store::Store;
 
 use crate::args::{BackfillArgs, BuildArgs};
 use crate::artifacts::promote_code;
-use crate::{exit, setup, Access, Failure};
+use crate::{exit, new_local_store, remove_if_empty, setup, signals, Access, Failure};
 
 pub async fn run_build(
+    args: BuildArgs,
+    config_path: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    signals::watch();
+    let new_store = new_local_store(&args.common, config_path);
+    let result = build_command(args, config_path).await;
+    if let (Err(_), Some(folder)) = (&result, &new_store) {
+        remove_if_empty(folder);
+    }
+    result
+}
+
+async fn build_command(
     mut args: BuildArgs,
     config_path: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
@@ -56,6 +70,7 @@ pub async fn run_build(
         promote: !args.no_promote,
         force: args.force,
         strict,
+        allow_empty: args.allow_empty,
     };
     let summary = build(request, &store, &reporter)
         .await
@@ -101,6 +116,7 @@ pub async fn run_build_sources(
         promote: !args.no_promote,
         force: args.force,
         strict,
+        allow_empty: args.allow_empty,
         home: std::env::var("HOME").ok(),
     };
     let (report, path) = build_sources(request, &store, &reporter)
@@ -141,6 +157,12 @@ pub async fn run_build_sources(
         object.insert("load".into(), load.as_deref().unwrap_or("failed").into());
     }
     reporter.summary(&text, fields);
+    if let Some(signal) = interrupt::requested() {
+        return Err(Failure::new(
+            signal.exit_code(),
+            BuildError::Interrupted(signal),
+        ));
+    }
     load?;
     if report.ok_count == 0 {
         return Err(Failure::new(
@@ -206,6 +228,19 @@ fn state_path(meili: &MeiliArgs) -> PathBuf {
 }
 
 pub async fn run_backfill(
+    args: BackfillArgs,
+    config_path: Option<&std::path::Path>,
+) -> Result<(), Failure> {
+    signals::watch();
+    let new_store = new_local_store(&args.common, config_path);
+    let result = backfill_command(args, config_path).await;
+    if let (Err(_), Some(folder)) = (&result, &new_store) {
+        remove_if_empty(folder);
+    }
+    result
+}
+
+async fn backfill_command(
     args: BackfillArgs,
     config_path: Option<&std::path::Path>,
 ) -> Result<(), Failure> {
@@ -313,7 +348,11 @@ fn strict_policy(strict: Option<&str>) -> Result<StrictPolicy, String> {
 
 fn build_code(error: &BuildError) -> u8 {
     match error {
-        BuildError::Source(_) | BuildError::TimedOut(_) | BuildError::Stopped => exit::SOURCE,
+        BuildError::Source(_)
+        | BuildError::TimedOut(_)
+        | BuildError::Stopped
+        | BuildError::Empty { .. } => exit::SOURCE,
+        BuildError::Interrupted(signal) => signal.exit_code(),
         BuildError::Embed(_) => exit::FAILURE,
         BuildError::Glob(_) | BuildError::Validation(_) => exit::VALIDATION,
         BuildError::Write(_)

@@ -11,6 +11,7 @@ mod artifacts;
 mod build;
 mod lint;
 mod serving;
+mod signals;
 
 use args::{Cli, Command, Common};
 
@@ -127,6 +128,39 @@ fn load_config(path: Option<&std::path::Path>) -> Result<Config, Failure> {
 enum Access {
     Write,
     Read,
+}
+
+/// The local store folder `common` and `config_path` name, when it does not
+/// exist yet: a command that writes and fails before writing anything
+/// removes it again ([`remove_if_empty`]), so a failed first build leaves
+/// no empty store behind.
+fn new_local_store(
+    common: &Common,
+    config_path: Option<&std::path::Path>,
+) -> Option<std::path::PathBuf> {
+    let spec = match &common.store {
+        Some(spec) => spec.clone(),
+        None => load_config(config_path).ok()?.output.store,
+    };
+    let path = match spec.split_once("://") {
+        None => spec.as_str(),
+        Some(("file", rest)) => rest,
+        Some(_) => return None,
+    };
+    let path = std::path::PathBuf::from(path);
+    (!path.exists()).then_some(path)
+}
+
+/// Removes `folder` if it holds nothing but empty folders (never a file).
+fn remove_if_empty(folder: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(folder) {
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_if_empty(&entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(folder);
 }
 
 /// Loads the configuration and opens the store named by flags or config
