@@ -240,6 +240,31 @@ fn ctrl_c_and_sigterm_stop_a_build_cleanly() {
 }
 
 #[test]
+fn ctrl_c_stops_a_build_of_many_sources() {
+    let work = tempfile::tempdir().unwrap();
+    let a = repo_of(
+        "https://github.com/acme/a.git",
+        &[("pdf", "Reads PDF files", "# Use\n")],
+    );
+    sources_config(work.path(), &[("a", &a, "")], "[embed]\nenabled = false\n");
+    let mut command = binary();
+    command
+        .arg("build")
+        .current_dir(work.path())
+        .env("AGENTFINDER_PAUSE", "stage-before-batch:2")
+        .env_remove("AGENTFINDER_FAILPOINT");
+    let mut build = Running::start(command);
+    build.wait_for("failpoint stage-before-batch: pausing");
+    build.signal("INT");
+    let (exit, text) = build.finish();
+    assert_eq!(exit, Some(130), "{text}");
+    assert!(text.contains("interrupted by SIGINT"), "{text}");
+    let source = work.path().join("artifacts/sources/a");
+    assert_eq!(staging_folders(&source), Vec::<PathBuf>::new(), "{text}");
+    assert!(!source.join("latest").exists());
+}
+
+#[test]
 fn a_crashed_builds_staging_is_removed_by_the_next_build_and_a_live_ones_is_not() {
     let mut repo = repo_of(
         "https://github.com/acme/skills.git",

@@ -158,10 +158,11 @@ pub async fn run_build_sources(
     }
     reporter.summary(&text, fields);
     if let Some(signal) = interrupt::requested() {
-        return Err(Failure::new(
-            signal.exit_code(),
-            BuildError::Interrupted(signal),
-        ));
+        let why = format!(
+            "interrupted by {}: the sources not finished were stopped before promotion (their latest/ unchanged; the report names them)",
+            signal.name()
+        );
+        return Err(Failure::new(signal.exit_code(), anyhow::anyhow!(why)));
     }
     load?;
     if report.ok_count == 0 {
