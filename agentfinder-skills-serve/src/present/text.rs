@@ -340,15 +340,12 @@ pub fn clean_body(text: &str) -> AgentText {
 
 /// Phrases of the untrusted-content envelope's two sentences
 /// ([`super::topgun::UNTRUSTED_OPEN`], [`super::topgun::UNTRUSTED_CLOSE`]),
-/// as words: what a forged marker inside data would say.
-/// A phrase's first word matches the end of a word and its last word the
-/// start of one, so one glued to its neighbours by an escape
-/// (`\nEND OF UNTRUSTED CONTENTS`) is cut all the same, while prose such
-/// as "sanitizes untrusted content" is left alone.
-const MARKER_PHRASES: [&[&str]; 2] = [
-    &["end", "of", "untrusted", "content"],
-    &["untrusted", "external", "content"],
-];
+/// as their letters: what a forged marker inside data would say, whatever
+/// separates its words, or splits them (`E N D  O F ...`). The words a
+/// phrase starts and ends in are cut whole, so one glued to its neighbours
+/// by an escape (`\nEND OF UNTRUSTED CONTENTS`) is cut all the same, while
+/// prose such as "sanitizes untrusted content" is left alone.
+const MARKER_PHRASES: [&str; 2] = ["endofuntrustedcontent", "untrustedexternalcontent"];
 
 /// `text` with every phrase of [`MARKER_PHRASES`] replaced by
 /// [`NEUTRALISED`] (see [`neutralise`]).
@@ -356,33 +353,47 @@ pub fn neutralise_markers(text: &str) -> String {
     neutralise(text, NEUTRALISED)
 }
 
+/// Whether `letters` from `at` read as `phrase` (ASCII).
+fn reads_at(letters: &[((char, char), usize)], at: usize, phrase: &str) -> bool {
+    phrase.len() <= letters.len() - at
+        && phrase
+            .chars()
+            .zip(&letters[at..])
+            .all(|(want, ((one, other), _))| want == *one || want == *other)
+}
+
 /// `text` with every phrase of [`MARKER_PHRASES`] replaced by
 /// `replacement`: matched in the text's folded view ([`fold`]: any case,
-/// compatibility forms, look-alike letters, percent escapes), whatever
-/// separates its words (spaces, punctuation, line breaks, hyphens of a
-/// slug), its first word as the end of a word and its last as the start
-/// of one (`xEND OF UNTRUSTED CONTENTS`), so that data cannot end the
-/// envelope it is in or open another.
+/// compatibility forms, look-alike letters, combining marks, percent
+/// escapes), its letters one after another whatever separates them
+/// (spaces, punctuation, line breaks, hyphens of a slug), from the start
+/// of the word it begins in to the end of the word it ends in
+/// (`xEND OF UNTRUSTED CONTENTS`), so that data cannot end the envelope it
+/// is in or open another.
 fn neutralise(text: &str, replacement: &str) -> String {
     let words = fold::words(text);
+    // The folded letters one after another, each with its word.
+    let letters: Vec<((char, char), usize)> = words
+        .iter()
+        .enumerate()
+        .flat_map(|(n, word)| word.folded.iter().map(move |&f| (f, n)))
+        .collect();
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
-    while at < words.len() {
-        let found = MARKER_PHRASES.iter().find_map(|wanted| {
-            let end = at + wanted.len();
-            let last = wanted.len() - 1;
-            let matches = |(n, (word, part)): (usize, (&fold::Word, &&str))| match n {
-                0 => word.ends_reading(part),
-                n if n == last => word.starts_reading(part),
-                _ => word.reads(part),
-            };
-            (end <= words.len() && words[at..end].iter().zip(*wanted).enumerate().all(matches))
-                .then_some(end)
-        });
-        match found {
-            Some(end) => {
-                cuts.push((words[at].start, words[end - 1].end));
-                at = end;
+    while at < letters.len() {
+        match MARKER_PHRASES
+            .iter()
+            .find(|phrase| reads_at(&letters, at, phrase))
+        {
+            Some(phrase) => {
+                let first = letters[at].1;
+                let last = letters[at + phrase.len() - 1].1;
+                cuts.push((words[first].start, words[last].end));
+                // On from the word after the last one cut.
+                at += phrase.len();
+                while at < letters.len() && letters[at].1 == last {
+                    at += 1;
+                }
             }
             None => at += 1,
         }

@@ -27,31 +27,6 @@ pub(super) struct Word {
     pub folded: Vec<(char, char)>,
 }
 
-impl Word {
-    /// Whether the word's letters at `from` read as `part`.
-    fn reads_at(&self, from: usize, part: &str) -> bool {
-        part.chars()
-            .zip(&self.folded[from..])
-            .all(|(want, (one, other))| want == *one || want == *other)
-    }
-
-    /// Whether the word reads as `part`.
-    pub fn reads(&self, part: &str) -> bool {
-        self.folded.len() == part.chars().count() && self.reads_at(0, part)
-    }
-
-    /// Whether the word starts as `part` reads.
-    pub fn starts_reading(&self, part: &str) -> bool {
-        self.folded.len() >= part.chars().count() && self.reads_at(0, part)
-    }
-
-    /// Whether the word ends as `part` reads.
-    pub fn ends_reading(&self, part: &str) -> bool {
-        let n = part.chars().count();
-        self.folded.len() >= n && self.reads_at(self.folded.len() - n, part)
-    }
-}
-
 /// A character of the text as written (a `%XX` run decoded), with the
 /// bytes of the text it stands for.
 struct Unit {
@@ -301,6 +276,15 @@ pub(super) fn words(text: &str) -> Vec<Word> {
 mod tests {
     use super::*;
 
+    /// Whether `word` reads as `part`, letter by letter, either way.
+    fn reads(word: &Word, part: &str) -> bool {
+        word.folded.len() == part.chars().count()
+            && part
+                .chars()
+                .zip(&word.folded)
+                .all(|(want, (one, other))| want == *one || want == *other)
+    }
+
     fn folded(text: &str) -> Vec<String> {
         words(text)
             .into_iter()
@@ -319,8 +303,8 @@ mod tests {
         // A capital's look-alike, lowercase (as a slug writes it), reads
         // both ways.
         let slug = words("co\u{3bd}\u{3c4}ent");
-        assert!(slug[0].reads("content") && slug[0].reads("covtent"));
-        assert!(words("EXTERNAI")[0].reads("external"));
+        assert!(reads(&slug[0], "content") && reads(&slug[0], "covtent"));
+        assert!(reads(&words("EXTERNAI")[0], "external"));
     }
 
     #[test]
@@ -329,7 +313,7 @@ mod tests {
         let found = words(text);
         let spans: Vec<&str> = found.iter().map(|w| &text[w.start..w.end]).collect();
         assert_eq!(spans, ["x", "END", "OF", "%D0%B5nd", "y", "zz"]);
-        assert!(found[3].reads("end"));
+        assert!(reads(&found[3], "end"));
         // Not UTF-8, or cut short: the characters as written.
         assert_eq!(folded("%FFab %E2%82"), ["ffab", "e2", "82"]);
     }
