@@ -278,15 +278,15 @@ fn visible(text: &str, multiline: bool) -> String {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         let next = match kept(c) {
-            Kept::Char(c) => Some(c),
+            Kept::Char(c) => c,
             Kept::Break if multiline => {
                 if c == '\r' && chars.peek() == Some(&'\n') {
                     chars.next();
                 }
-                Some('\n')
+                '\n'
             }
-            Kept::Tab if multiline => Some('\t'),
-            Kept::Break | Kept::Tab => Some(' '),
+            Kept::Tab if multiline => '\t',
+            Kept::Break | Kept::Tab => ' ',
             Kept::Selector(s) => {
                 if base.take().is_some_and(takes_selector) {
                     out.push(s);
@@ -295,10 +295,8 @@ fn visible(text: &str, multiline: bool) -> String {
             }
             Kept::Dropped => continue,
         };
-        if let Some(next) = next {
-            out.push(next);
-            base = Some(next);
-        }
+        out.push(next);
+        base = Some(next);
     }
     out
 }
