@@ -252,6 +252,11 @@ fn kept(c: char) -> Kept {
     match c {
         '\n' | '\r' | '\u{2028}' | '\u{2029}' => Kept::Break,
         '\t' => Kept::Tab,
+        // ASCII, most text: only its controls go.
+        c if c.is_ascii() => match c.is_ascii_control() {
+            true => Kept::Dropped,
+            false => Kept::Char(c),
+        },
         '\u{FE0E}' | '\u{FE0F}' => Kept::Selector(c),
         c if default_ignorable(c) => Kept::Dropped,
         c => match get_general_category(c) {

@@ -200,16 +200,25 @@ fn look_alike_one(c: char) -> Option<char> {
 }
 
 fn is_mark(c: char) -> bool {
-    matches!(
-        get_general_category(c),
-        GeneralCategory::NonspacingMark
-            | GeneralCategory::SpacingMark
-            | GeneralCategory::EnclosingMark
-    )
+    !c.is_ascii()
+        && matches!(
+            get_general_category(c),
+            GeneralCategory::NonspacingMark
+                | GeneralCategory::SpacingMark
+                | GeneralCategory::EnclosingMark
+        )
 }
 
 /// `c` folded (see the module documentation), into `out`.
 fn fold_into(c: char, out: &mut Vec<(char, char)>) {
+    // ASCII, most text: its letters lowercase, or a look-alike's.
+    if c.is_ascii() {
+        out.push(look_alike(c).unwrap_or_else(|| {
+            let lower = c.to_ascii_lowercase();
+            (lower, lower)
+        }));
+        return;
+    }
     let mut push = |d: char| match look_alike(d) {
         Some(latin) => out.push(latin),
         None => {
