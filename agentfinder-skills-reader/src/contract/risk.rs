@@ -80,6 +80,11 @@ pub struct RiskFinding {
     pub excerpt: String,
     /// Why it matters.
     pub why: String,
+    /// What surrounds it, when that reads as documentation
+    /// (`documentation-like`): a label beside the severity, which the
+    /// author's text never lowers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 /// The risk findings of a skill, and its level: the highest severity

@@ -1,12 +1,12 @@
-//! What surrounds a hit, for its severity: an example in documentation
-//! about attacks, or a phrase inside a program's text, is kept at `info`
-//! (visible, not an alarm). Only prose files are read this way; a script
-//! that does the thing is never "documentation".
+//! What surrounds a hit, for a label beside its severity: an example in
+//! documentation about attacks is `documentation-like`, a phrase inside a
+//! program's text `in-program-text`. The label never lowers the severity:
+//! the author writes the words around a payload too.
 
 use super::mention;
 use super::rules::{Matcher, Mention, Rule};
 use super::text::{Kind, Text};
-use super::{Class, Severity};
+use super::Class;
 
 /// Classes whose evidence documentation about attacks shows as examples.
 pub const DOCUMENTABLE: &[Class] = &[
@@ -26,55 +26,42 @@ pub const NEARBY_LINES: usize = 3;
 /// Lines above a hit searched for its heading.
 pub const HEADING_LINES: usize = 200;
 
-/// The severity of `rule`'s hit at `at` of `text` once its context is
-/// read, and the note saying why it changed: in Markdown or other prose
-/// files, an example in code or quotes, in documentation about attacks
-/// (the line, the lines before, its heading), is `info`; a phrase
-/// addressed to the agent inside a script or config file is the program's
-/// data, `info` too.
-pub fn adjust(
-    text: &Text<'_>,
-    rule: &Rule,
-    severity: Severity,
-    at: usize,
-) -> (Severity, Option<&'static str>) {
-    if severity <= Severity::Info {
-        return (severity, None);
-    }
-    if let (changed, Some(why)) = in_program(text.kind, rule, severity) {
-        return (changed, Some(why));
+/// The label of a hit whose surroundings read as documentation.
+pub const DOCUMENTATION_LIKE: &str = "documentation-like";
+/// The label of a phrase inside a program's text.
+pub const PROGRAM_DATA: &str = "in-program-text";
+
+/// The label of `rule`'s hit at `at` of `text`: in Markdown or other
+/// prose files, an example in code or quotes, in documentation about
+/// attacks (the line, the lines before, its heading), is
+/// `documentation-like`; a phrase addressed to the agent inside a script
+/// or config file is `in-program-text`. A label sits beside the
+/// severity: nothing the author writes lowers a finding.
+pub fn label(text: &Text<'_>, rule: &Rule, at: usize) -> Option<&'static str> {
+    if let Some(label) = program_label(text.kind, rule) {
+        return Some(label);
     }
     if !matches!(text.kind, Kind::Markdown | Kind::Other) || !DOCUMENTABLE.contains(&rule.class) {
-        return (severity, None);
+        return None;
     }
     let line = text.line_at(at);
     let quoted = in_quotes(&text.raw[line.clone()], at - line.start);
     if !(text.in_code(at) || quoted) {
-        return (severity, None);
+        return None;
     }
-    // The words around the example, never the example itself (an attack
-    // could name its host `attack-cdn`): the line up to it, the line after
-    // its inline code span, the lines above, the heading.
     let after_span = text
         .inline_end(at)
         .map_or("", |end| &text.raw[end.min(line.end)..line.end]);
     let above = &text.raw[nearby_start(text, line.start)..at];
-    if mention::documented(above)
+    (mention::documented(above)
         || mention::documented(after_span)
-        || mention::documented(&headings_above(text, line.start))
-    {
-        (
-            Severity::Info,
-            Some("an example in documentation about such attacks"),
-        )
-    } else {
-        (severity, None)
-    }
+        || mention::documented(&headings_above(text, line.start)))
+    .then_some(DOCUMENTATION_LIKE)
 }
 
 /// A phrase addressed to the agent (a `Quoted` pattern) inside a script
-/// or config file (or decoded from one) is the program's data: `info`.
-pub fn in_program(kind: Kind, rule: &Rule, severity: Severity) -> (Severity, Option<&'static str>) {
+/// or config file (or decoded from one) is labelled as the program's text.
+pub fn program_label(kind: Kind, rule: &Rule) -> Option<&'static str> {
     let phrase = matches!(
         rule.matcher,
         Matcher::Pattern {
@@ -82,14 +69,7 @@ pub fn in_program(kind: Kind, rule: &Rule, severity: Severity) -> (Severity, Opt
             ..
         }
     );
-    if phrase && severity > Severity::Info && matches!(kind, Kind::Script | Kind::Config) {
-        (
-            Severity::Info,
-            Some("in a program's text, not addressed to the agent"),
-        )
-    } else {
-        (severity, None)
-    }
+    (phrase && matches!(kind, Kind::Script | Kind::Config)).then_some(PROGRAM_DATA)
 }
 
 /// Whether offset `at` of `line` is in a quoted string: a quote within

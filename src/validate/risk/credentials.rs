@@ -69,7 +69,7 @@ static SENDS: LazyLock<Regex> = LazyLock::new(|| {
 /// Credential files that belong to one service, and its domains: a
 /// script that reads one and talks only to those domains is using the
 /// token for its API.
-const SERVICES: &[(&str, &[&str])] = &[
+pub const SERVICES: &[(&str, &[&str])] = &[
     (".git-credentials", GIT_HOSTS),
     (".netrc", GIT_HOSTS),
     ("gh/hosts.yml", &["github.com"]),

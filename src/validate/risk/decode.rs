@@ -283,6 +283,140 @@ fn tag_payloads(text: &Text<'_>, out: &mut Vec<Payload>) {
     }
 }
 
+/// The longest text a compressed payload is inflated to.
+pub const MAX_INFLATED_BYTES: u64 = 1 << 20;
+
+/// What a string literal met in code decodes to, with how: base64 (and
+/// gzip or zlib inside it), base32, hex, rot13 and reversed text. Base64,
+/// base32 and hex are kept when they decode to text; rot13 and reversal,
+/// which turn any text into text, only when the result reads as code
+/// that the literal did not.
+pub fn literal_payloads(value: &str) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let value = value.trim();
+    if value.len() < 8 || value.len() > MAX_INFLATED_BYTES as usize {
+        return out;
+    }
+    let compact: String = value.split_whitespace().collect();
+    let b64 = compact.len() >= 12
+        && compact
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_'));
+    if b64 {
+        if let Some(text) = base64_text(compact.as_bytes()) {
+            out.push(("base64", text));
+        } else if let Some(text) = STANDARD
+            .decode(compact.trim_end_matches('='))
+            .ok()
+            .and_then(|bytes| inflate(&bytes))
+        {
+            out.push(("gzip in base64", text));
+        }
+    }
+    let b32 = compact.len() >= 16
+        && compact
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b) || b == b'=');
+    if b32 {
+        let padded = format!(
+            "{}{}",
+            compact.trim_end_matches('='),
+            "=".repeat((8 - compact.trim_end_matches('=').len() % 8) % 8)
+        );
+        if let Some(text) = data_encoding::BASE32
+            .decode(padded.as_bytes())
+            .ok()
+            .and_then(as_text)
+        {
+            out.push(("base32", text));
+        }
+    }
+    let hex = compact.len() >= 16
+        && compact.len().is_multiple_of(2)
+        && compact.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex {
+        if let Some(bytes) = hex_bytes(compact.as_bytes()) {
+            match inflate(&bytes) {
+                Some(text) => out.push(("gzip in hex", text)),
+                None => out.extend(as_text(bytes).map(|t| ("hex", t))),
+            }
+        }
+    }
+    let reads_as_code = reads_as_code(value);
+    let rot: String = value.chars().map(rot13).collect();
+    if !reads_as_code && reads_as_code_now(&rot) {
+        out.push(("rot13", rot));
+    }
+    let reversed: String = value.chars().rev().collect();
+    if !reads_as_code && reads_as_code_now(&reversed) {
+        out.push(("reversed text", reversed));
+    }
+    out
+}
+
+/// `bytes` inflated (gzip or zlib), bounded, when they are text.
+fn inflate(bytes: &[u8]) -> Option<String> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::GzDecoder::new(bytes)
+            .take(MAX_INFLATED_BYTES)
+            .read_to_end(&mut out)
+            .ok()?;
+    } else if bytes.first() == Some(&0x78) {
+        flate2::read::ZlibDecoder::new(bytes)
+            .take(MAX_INFLATED_BYTES)
+            .read_to_end(&mut out)
+            .ok()?;
+    } else {
+        return None;
+    }
+    as_text(out)
+}
+
+fn rot13(c: char) -> char {
+    match c {
+        'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+        'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+        c => c,
+    }
+}
+
+/// Signs that a text is a command or program.
+const CODE_SIGNS: &[&str] = &[
+    "http://",
+    "https://",
+    "/dev/tcp",
+    "curl ",
+    "wget ",
+    "| bash",
+    "| sh",
+    "|sh",
+    "|bash",
+    ".ssh/",
+    "eval(",
+    "exec(",
+    "base64 -d",
+    "import os",
+    "subprocess",
+    "/bin/sh",
+    "/bin/bash",
+    "powershell",
+    "Invoke-",
+    "require(",
+    "child_process",
+    "os.system",
+    "socket",
+];
+
+fn reads_as_code(text: &str) -> bool {
+    CODE_SIGNS.iter().any(|s| text.contains(s))
+}
+
+fn reads_as_code_now(text: &str) -> bool {
+    reads_as_code(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

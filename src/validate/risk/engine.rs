@@ -13,7 +13,9 @@ use super::hit::{Context, FileHit, Hit};
 use super::hosts::{self, HostKind};
 use super::rules::{expand, Matcher, Mention, Rule, RULES};
 use super::text::{excerpt, floor_char, Kind, Text};
-use super::{context, decode, mention, Class, RiskFinding, Severity, SkillFiles};
+use super::{
+    capability, context, decode, mention, reading, rules, Class, RiskFinding, Severity, SkillFiles,
+};
 
 /// How many decodings deep payloads are scanned (a payload inside a
 /// payload is scanned; one inside that is not).
@@ -61,32 +63,46 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
 /// Where the text being scanned came from: a file, or a payload decoded
 /// on a line of one.
 #[derive(Clone)]
-struct Origin<'a> {
-    file: &'a str,
+pub struct Origin<'a> {
+    pub file: &'a str,
     /// What the shipped file is.
-    kind: Kind,
+    pub kind: Kind,
     /// The line of the shipped file and how the payload was encoded
     /// (`base64`, `base64 in hex`...).
-    decoded: Option<(u32, String)>,
+    pub decoded: Option<(u32, String)>,
+    /// For code in normal form: the file's 0-based line of each of its
+    /// lines.
+    pub lines: Option<&'a [u32]>,
+}
+
+/// Where a finding is: its file and line.
+struct At<'f> {
+    file: &'f str,
+    line: Option<u32>,
+}
+
+/// What a finding says besides its rule and severity.
+struct Said {
+    excerpt: String,
+    note: Option<String>,
+    context: Option<&'static str>,
 }
 
 /// The findings so far.
 #[derive(Default)]
-struct Found {
+pub struct Found {
     best: HashMap<(String, Class, Option<u32>), RiskFinding>,
     per_rule: HashMap<(String, &'static str), usize>,
 }
 
 impl Found {
-    fn push(
-        &mut self,
-        rule: &'static Rule,
-        file: &str,
-        line: Option<u32>,
-        severity: Severity,
-        excerpt: String,
-        note: Option<String>,
-    ) {
+    fn push(&mut self, rule: &'static Rule, at: At<'_>, severity: Severity, said: Said) {
+        let (file, line) = (at.file, at.line);
+        let Said {
+            excerpt,
+            note,
+            context,
+        } = said;
         let count = self
             .per_rule
             .entry((file.to_string(), rule.id))
@@ -105,6 +121,7 @@ impl Found {
             line,
             excerpt,
             why,
+            context: context.map(str::to_string),
         };
         let key = (file.to_string(), rule.class, line);
         match self.best.get(&key) {
@@ -116,7 +133,27 @@ impl Found {
         }
     }
 
-    fn finish(self) -> Vec<RiskFinding> {
+    /// Takes `other`'s findings (of text found inside one line of the
+    /// file) as findings on `line`, keeping the most severe per class.
+    pub fn absorb(&mut self, other: Found, line: u32) {
+        for ((file, class, _), finding) in other.best {
+            let key = (file, class, Some(line));
+            match self.best.get(&key) {
+                Some(old) if old.severity >= finding.severity => {}
+                _ => {
+                    self.best.insert(
+                        key,
+                        RiskFinding {
+                            line: Some(line),
+                            ..finding
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    pub fn finish(self) -> Vec<RiskFinding> {
         let mut out: Vec<RiskFinding> = self.best.into_values().collect();
         out.sort_by(|a, b| {
             b.severity
@@ -129,10 +166,15 @@ impl Found {
     }
 }
 
+/// Files larger than this are not read by the text rules (a finding says
+/// so): no skill's script or instructions come near it.
+pub const MAX_SCAN_BYTES: usize = 8 << 20;
+
 /// See [`super::scan`].
 pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
     let owner = hosts::owner_of(skill.repo);
     let mut found = Found::default();
+    let mut evidence = Vec::new();
     for (index, file) in skill.files.iter().enumerate() {
         for rule in RULES {
             if let Matcher::File(check) = rule.matcher {
@@ -141,6 +183,17 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
                 }
             }
         }
+        if file.bytes.len() > MAX_SCAN_BYTES {
+            gave_up(
+                &mut found,
+                file.path,
+                format!(
+                    "{} bytes, over the scan's {MAX_SCAN_BYTES}",
+                    file.bytes.len()
+                ),
+            );
+            continue;
+        }
         if let Some(raw) = as_text(file.bytes) {
             let head = &raw[..floor_char(&raw, raw.len().min(64))];
             let text = Text::new(&raw, Kind::of(file.path, head));
@@ -148,8 +201,11 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
                 file: file.path,
                 kind: text.kind,
                 decoded: None,
+                lines: None,
             };
-            scan_text(&text, &Context { owner, depth: 0 }, &origin, &mut found);
+            let context = Context { owner, depth: 0 };
+            scan_text(&text, &context, &origin, &mut found);
+            reading::read(&text, file.path, &context, &mut found, &mut evidence);
         }
     }
     for rule in RULES {
@@ -159,12 +215,61 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
             }
         }
     }
+    let runs_fetched = found
+        .best
+        .values()
+        .any(|f| f.class == Class::DownloadExecute.as_str() && f.severity >= Severity::High);
+    for derived in capability::findings(&evidence, runs_fetched) {
+        if let Some(rule) = rules::rule(derived.rule) {
+            found.push(
+                rule,
+                At {
+                    file: &derived.file,
+                    line: Some(derived.line),
+                },
+                derived.severity,
+                Said {
+                    excerpt: derived.excerpt,
+                    note: derived.note,
+                    context: None,
+                },
+            );
+        }
+    }
     found.finish()
+}
+
+/// Records that the scan gave up on `file`, and why.
+pub fn gave_up(found: &mut Found, file: &str, why: String) {
+    if let Some(rule) = rules::rule("unscanned/gave-up") {
+        found.push(
+            rule,
+            At { file, line: None },
+            rule.severity,
+            Said {
+                excerpt: why.clone(),
+                note: Some(why),
+                context: None,
+            },
+        );
+    }
 }
 
 fn push_file_hit(found: &mut Found, rule: &'static Rule, skill: &SkillFiles<'_>, hit: FileHit) {
     let file = skill.files[hit.file].path;
-    found.push(rule, file, hit.line, rule.severity, hit.excerpt, hit.note);
+    found.push(
+        rule,
+        At {
+            file,
+            line: hit.line,
+        },
+        rule.severity,
+        Said {
+            excerpt: hit.excerpt,
+            note: hit.note,
+            context: None,
+        },
+    );
 }
 
 /// The text of `bytes`, unless they are binary: a NUL byte near the start,
@@ -188,7 +293,7 @@ pub fn as_text(bytes: &[u8]) -> Option<Cow<'_, str>> {
 
 /// Runs the pattern and text rules over `text`, then over the payloads
 /// decoded from it.
-fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found: &mut Found) {
+pub fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found: &mut Found) {
     let compiled = &*COMPILED;
     let norm = text.norm.as_bytes();
     for index in compiled.set.matches(norm).iter() {
@@ -211,36 +316,33 @@ fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found:
                 severity = by_host(table, target.kind);
             }
             let within = &text.raw[line.clone()];
-            match mention {
-                Mention::Never => {}
+            let nearby = &text.raw[context::nearby_start(text, line.start)..line.start];
+            let prefix = &within[..at - line.start];
+            // What the author wrote around a match never lowers it; it
+            // labels it. A pattern a search looks for, and markup a
+            // browser runs, are other matters: what the line does.
+            if *mention != Mention::Never && mention::searched_for(within, at - line.start) {
+                continue;
+            }
+            let documented = match mention {
+                Mention::Never => false,
                 Mention::Negated => {
-                    // Inside inline code, the negation leads into the span.
                     let lead = text.inline_start(at).unwrap_or(at).max(line.start);
-                    if mention::negated(&within[..lead - line.start]) {
-                        continue;
-                    }
-                    // A bad example marked as one, or one quoted on a line
-                    // about detection, is kept at info.
-                    let nearby = &text.raw[context::nearby_start(text, line.start)..line.start];
-                    if previous_line(text, line.start).is_some_and(mention::bad_example)
+                    mention::negated(&within[..lead - line.start])
+                        || previous_line(text, line.start).is_some_and(mention::bad_example)
                         || mention::quoted_documented(within, at - line.start, nearby)
-                    {
-                        severity = Severity::Info;
-                    }
                 }
                 Mention::Quoted | Mention::Browser => {
-                    let prefix = &within[..at - line.start];
-                    let nearby = &text.raw[context::nearby_start(text, line.start)..line.start];
-                    if mention::negated(prefix)
-                        || mention::described(prefix)
-                        || mention::quoted(within, at - line.start, nearby)
-                        || (*mention == Mention::Browser && mention::browser_markup(within))
-                    {
+                    if *mention == Mention::Browser && mention::browser_markup(within) {
                         continue;
                     }
+                    mention::negated(prefix)
+                        || mention::described(prefix)
+                        || mention::quoted(within, at - line.start, nearby)
                 }
-            }
-            let hit = Hit::at(at);
+            };
+            let mut hit = Hit::at(at);
+            hit.documented = documented;
             report(text, origin, found, rule, severity, &hit);
         }
     }
@@ -269,6 +371,7 @@ fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found:
                 file: origin.file,
                 kind: origin.kind,
                 decoded: Some((line, how)),
+                lines: None,
             };
             scan_text(
                 &inner,
@@ -283,7 +386,8 @@ fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found:
     }
 }
 
-/// Adds the finding of `hit` in `text`.
+/// Adds the finding of `hit` in `text`. Its severity is the rule's (or
+/// its host's): what surrounds it only adds a label (see `context`).
 fn report(
     text: &Text<'_>,
     origin: &Origin<'_>,
@@ -292,38 +396,74 @@ fn report(
     severity: Severity,
     hit: &Hit,
 ) {
-    // A decoded payload is never documentation; a phrase decoded from a
-    // program's string is still the program's data.
-    let (severity, why_changed) = match origin.decoded {
-        None => context::adjust(text, rule, severity, hit.at),
-        Some(_) => context::in_program(origin.kind, rule, severity),
-    };
-    let note = match (&hit.note, why_changed) {
-        (Some(n), Some(c)) => Some(format!("{n}; {c}")),
-        (None, Some(c)) => Some(c.to_string()),
-        (n, None) => n.clone(),
-    };
-    let hit = &Hit {
-        note,
-        ..hit.clone()
-    };
+    let label = match (&origin.decoded, origin.lines) {
+        (None, None) => context::label(text, rule, hit.at),
+        (Some(_), _) => context::program_label(origin.kind, rule),
+        (None, Some(_)) => None,
+    }
+    .or(hit.documented.then_some(context::DOCUMENTATION_LIKE));
     let shown = hit.excerpt.clone().unwrap_or_else(|| text.excerpt(hit.at));
-    match &origin.decoded {
-        None => found.push(
+    match (&origin.decoded, origin.lines) {
+        (None, None) => found.push(
             rule,
-            origin.file,
-            Some(text.line_of(hit.at)),
+            At {
+                file: origin.file,
+                line: Some(text.line_of(hit.at)),
+            },
             severity,
-            shown,
-            hit.note.clone(),
+            Said {
+                excerpt: shown,
+                note: hit.note.clone(),
+                context: label,
+            },
         ),
-        Some((line, how)) => {
+        (None, Some(lines)) => {
+            let line = (text.line_of(hit.at) as usize)
+                .checked_sub(1)
+                .and_then(|i| lines.get(i))
+                .map(|l| l + 1);
+            let note = match &hit.note {
+                Some(n) => {
+                    format!("{n}; as the code reads once quoting, escapes and names are resolved")
+                }
+                None => {
+                    "as the code reads once quoting, escapes and names are resolved".to_string()
+                }
+            };
+            let shown = excerpt(&format!("as read: {shown}"), 0, |_| false);
+            found.push(
+                rule,
+                At {
+                    file: origin.file,
+                    line,
+                },
+                severity,
+                Said {
+                    excerpt: shown,
+                    note: Some(note),
+                    context: label,
+                },
+            );
+        }
+        (Some((line, how)), _) => {
             let note = match &hit.note {
                 Some(n) => format!("{n}; inside a {how} payload decoded from this line"),
                 None => format!("inside a {how} payload decoded from this line"),
             };
             let shown = excerpt(&format!("decoded {how}: {shown}"), 0, |_| false);
-            found.push(rule, origin.file, Some(*line), severity, shown, Some(note));
+            found.push(
+                rule,
+                At {
+                    file: origin.file,
+                    line: Some(*line),
+                },
+                severity,
+                Said {
+                    excerpt: shown,
+                    note: Some(note),
+                    context: label,
+                },
+            );
         }
     }
 }

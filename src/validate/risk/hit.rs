@@ -16,6 +16,9 @@ pub struct Hit {
     pub excerpt: Option<String>,
     /// What to add to the rule's why for this hit.
     pub note: Option<String>,
+    /// Whether the words around it read as documentation (a label, never
+    /// a lower severity).
+    pub documented: bool,
 }
 
 impl Hit {
@@ -26,6 +29,7 @@ impl Hit {
             host: None,
             excerpt: None,
             note: None,
+            documented: false,
         }
     }
 

@@ -29,6 +29,22 @@ static DETECTION: LazyLock<Regex> = LazyLock::new(|| {
         .expect("detection pattern")
 });
 
+/// A line that searches for text: a quoted match on it is the pattern
+/// searched for (data), not the thing.
+static SEARCH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:grep|egrep|fgrep|rg|ack|findstr|select-string|re\.(?:compile|search|match|fullmatch|findall|finditer|sub)|regexp?)\b|\.(?:test|match|matchAll|search)\s*\(|-Pattern\b")
+        .expect("search pattern")
+});
+
+/// Whether offset `at` of `line` is inside a quoted pattern that the
+/// line searches for (`grep -E "curl.*\| *sh"`, `Select-String -Pattern
+/// "...|IEX"`, `re.compile(r"...")`): structure, not the author's words.
+pub fn searched_for(line: &str, at: usize) -> bool {
+    let before = &line[..at.min(line.len())];
+    let open = before.matches('"').count() % 2 == 1 || before.matches('\'').count() % 2 == 1;
+    open && SEARCH.is_match(before)
+}
+
 /// Markup a browser runs: a script tag, an event handler, a `javascript:` URL.
 static BROWSER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)<script\b|\bon[a-z]+\s*=|javascript:").expect("browser pattern")

@@ -32,6 +32,8 @@
 //! read text with, and `hit` what a check reports.
 
 mod binary;
+mod capability;
+mod code;
 mod context;
 mod credentials;
 mod decode;
@@ -46,6 +48,7 @@ mod markdown;
 mod mention;
 mod mismatch;
 mod padding;
+mod reading;
 pub mod rules;
 mod taint;
 mod text;
@@ -112,11 +115,26 @@ pub enum Class {
     EncryptedArchive,
     /// A URL whose host is a raw public IP address.
     RawIp,
+    /// Data sent to a drop point (a webhook, a bot API, DNS, a socket).
+    Exfiltration,
+    /// An interactive shell handed to a socket.
+    ReverseShell,
+    /// Code that makes itself run again later (cron, launchd, shell
+    /// startup files, `authorized_keys`, an agent's settings...).
+    Persistence,
+    /// Privileges raised (sudoers, setuid).
+    Privilege,
+    /// An agent's permission checks or sandbox switched off.
+    SafetyOff,
+    /// Packages from a look-alike index, or a typosquatted name.
+    SupplyChain,
+    /// The scan gave up on a file (too large, or a rule failed).
+    Unscanned,
 }
 
 impl Class {
     /// Every class, in the order above.
-    pub const ALL: [Class; 13] = [
+    pub const ALL: [Class; 20] = [
         Class::CredentialExfiltration,
         Class::CredentialAccess,
         Class::DownloadExecute,
@@ -130,6 +148,13 @@ impl Class {
         Class::AgentManipulation,
         Class::EncryptedArchive,
         Class::RawIp,
+        Class::Exfiltration,
+        Class::ReverseShell,
+        Class::Persistence,
+        Class::Privilege,
+        Class::SafetyOff,
+        Class::SupplyChain,
+        Class::Unscanned,
     ];
 
     /// Its name in findings.
@@ -148,6 +173,13 @@ impl Class {
             Class::AgentManipulation => "agent-manipulation",
             Class::EncryptedArchive => "encrypted-archive",
             Class::RawIp => "raw-ip",
+            Class::Exfiltration => "exfiltration",
+            Class::ReverseShell => "reverse-shell",
+            Class::Persistence => "persistence",
+            Class::Privilege => "privilege",
+            Class::SafetyOff => "safety-off",
+            Class::SupplyChain => "supply-chain",
+            Class::Unscanned => "unscanned",
         }
     }
 }

@@ -46,6 +46,9 @@ pub enum Matcher {
     File(fn(usize, &[SkillFile<'_>]) -> Vec<FileHit>),
     /// A check over the whole skill.
     Skill(fn(&SkillFiles<'_>) -> Vec<FileHit>),
+    /// A combination of what the skill's code can do, across its files:
+    /// the severity is the combination's (see `capability::combine`).
+    Combined,
 }
 
 /// When a pattern's match is only a mention of the thing.
@@ -84,24 +87,12 @@ pub const FETCHED: &[(HostKind, Severity)] = &[
 
 /// Pieces the patterns share.
 pub const PIECES: &[(&str, &str)] = &[
-    // A program that fetches a URL.
-    (
-        "{FETCH}",
-        r"(?:\b(?:curl|wget)\b|(?i:\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b))",
-    ),
-    // A POSIX shell.
-    ("{SH}", r"(?:ba|z|da|k|fi|tc|c|a)?sh"),
     // After a `|`: an interpreter reading its program from standard input
     // (not `python -c ...`, `bash -c ...`, `python -m json.tool`, which
     // read the piped text as data).
     (
         "{RUN}",
-        r#"[ \t]*(?:sudo[ \t]+(?:-[A-Za-z]+[ \t]+)*)?(?:env[ \t]+(?:[A-Za-z_][A-Za-z0-9_]*=[^ \t|]*[ \t]+)*)?(?:(?:/usr)?/bin/)?(?:{SH}(?:(?:[ \t]+-[abd-zA-Z]*)*(?:[ \t]*(?:\r?$|[;&|)"'`\]#.,]|[ \t]+[0-9]?[<>])|[ \t]+--(?:[ \t]|\r?$))|[ \t]+-[abd-zA-Z]*s[abd-zA-Z]*[ \t][^\n]*)|(?:python[0-9.]*|node|perl|ruby|php|(?i:pwsh|powershell)(?:[ \t]+-(?i:c|command))?)(?:[ \t]+-)?(?:[ \t]*(?:\r?$|[;&|)"'`\]#.,]|[ \t]+[0-9]?[<>]))|(?i:iex|invoke-expression)\b)"#,
-    ),
-    // A command that decodes base64 or hex (or prints escaped bytes).
-    (
-        "{DECODE}",
-        r#"(?:\bbase64[ \t]+(?:-[A-Za-z]*[dD][A-Za-z]*|--decode)|\bxxd[ \t]+(?:-[a-z]+[ \t]+)*-r|\bopenssl[ \t]+(?:enc[ \t]+)?-?(?:base64|a)\b[^\n|]*[ \t]-d\b|\bbasenc\b[^\n|]*(?:[ \t]-d\b|--decode)|\bprintf[ \t]+["']?(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}){4}|\becho[ \t]+-[neE]+[ \t]+["']?(?:\\x[0-9a-fA-F]{2}){4}|\buudecode\b|(?i:frombase64string))"#,
+        r#"[ \t]*(?:sudo[ \t]+(?:-[A-Za-z]+[ \t]+)*)?(?:env[ \t]+(?:[A-Za-z_][A-Za-z0-9_]*=[^ \t|]*[ \t]+)*)?(?:(?:/usr)?/bin/)?(?:{SH}(?:[ \t]+/dev/(?:stdin|fd/0)\b|(?:[ \t]+-[abd-zA-Z]*)*(?:[ \t]*(?:\r?$|[;&|)"'`\]#.,]|[ \t]+[0-9]?[<>])|[ \t]+--(?:[ \t]|\r?$))|[ \t]+-[abd-zA-Z]*s[abd-zA-Z]*[ \t][^\n]*)|(?:python[0-9.]*|node|perl|ruby|php|(?i:pwsh|powershell)(?:[ \t]+-(?i:c|command))?)(?:[ \t]+-)?(?:[ \t]*(?:\r?$|[;&|)"'`\]#.,]|[ \t]+[0-9]?[<>]))|(?i:iex|invoke-expression)\b)"#,
     ),
 ];
 
@@ -123,7 +114,7 @@ pub static RULES: &[Rule] = &[
         matcher: Matcher::Pattern { regex: r"{FETCH}[^\n|]*(?:\|[^\n|]*){0,2}?\|{RUN}", mention: Mention::Negated } },
     Rule { id: "download-execute/shell-of-fetch", class: Class::DownloadExecute, severity: Severity::High, by_host: Some(FETCHED),
         why: "runs the output of a fetch as a program (`bash -c \"$(curl ...)\"`, `source <(curl ...)`, `eval`): whatever the server sends runs, unseen",
-        matcher: Matcher::Pattern { regex: r#"(?:\b(?:{SH}|source|eval|exec|python[0-9.]*|node|perl|ruby)[ \t]+(?:-[a-zA-Z]+[ \t]+)*["']?(?:\$\(|`|<\()|(?:^|[;&|({ \t])\.[ \t]+<\()[ \t]*{FETCH}"#, mention: Mention::Negated } },
+        matcher: Matcher::Pattern { regex: r#"(?:\b(?:{SH}|source|eval|exec|python[0-9.]*|node|perl|ruby)[ \t]+(?:-[a-zA-Z]+[ \t]+)*["']?(?:\$\(|`|<\(|<[ \t]*<\()|(?:^|[;&|({ \t])\.[ \t]+<\()[ \t]*{FETCH}"#, mention: Mention::Negated } },
     Rule { id: "download-execute/powershell", class: Class::DownloadExecute, severity: Severity::High, by_host: Some(FETCHED),
         why: "PowerShell evaluates a downloaded string (`iex (iwr ...)`, `DownloadString`): whatever the server sends runs, unseen",
         matcher: Matcher::Pattern { regex: r"(?i:\b(?:iex|invoke-expression)\b[^\n]{0,200}?\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloadfile|net\.webclient)\b)", mention: Mention::Negated } },
@@ -251,6 +242,61 @@ pub static RULES: &[Rule] = &[
     Rule { id: "raw-ip/url", class: Class::RawIp, severity: Severity::Medium, by_host: None,
         why: "a URL names a public IP address instead of a domain: no owner to check, and what attacks use for payloads",
         matcher: Matcher::Text(download::raw_ip_urls) },
+    // -- capabilities read from parsed code, and their combinations
+    Rule { id: "credential-exfiltration/secret-sent", class: Class::CredentialExfiltration, severity: Severity::Critical, by_host: None,
+        why: "the skill reads a secret (keys, credentials, browser or wallet data, the environment, the clipboard) and sends data out of the machine, in one file or across its files: what credential stealers do, whatever the destination",
+        matcher: Matcher::Combined },
+    Rule { id: "credential-access/secret-store", class: Class::CredentialAccess, severity: Severity::High, by_host: None,
+        why: "reads a store no honest skill touches (a browser's passwords or cookies, a wallet, a fake password prompt, system secrets)",
+        matcher: Matcher::Combined },
+    Rule { id: "exfiltration/drop-point", class: Class::Exfiltration, severity: Severity::High, by_host: None,
+        why: "sends data it builds (a command's output, the environment, a file) to a drop point: a webhook, a bot API, DNS lookups, a raw socket",
+        matcher: Matcher::Combined },
+    Rule { id: "download-execute/fetch-eval", class: Class::DownloadExecute, severity: Severity::High, by_host: None,
+        why: "a program fetches from the network and evaluates a string as code (`exec`, `eval`, `Function`, `Invoke-Expression`): whatever the server sends may run",
+        matcher: Matcher::Combined },
+    Rule { id: "decode-execute/decode-eval", class: Class::DecodeExecute, severity: Severity::High, by_host: None,
+        why: "a program decodes a payload (base64, base32, hex, rot13, reversed, compressed) and evaluates a string as code: the encoding hides what runs",
+        matcher: Matcher::Combined },
+    Rule { id: "reverse-shell/socket-shell", class: Class::ReverseShell, severity: Severity::Critical, by_host: None,
+        why: "hands an interactive shell to a network socket: whoever is at the other end controls the machine",
+        matcher: Matcher::Combined },
+    Rule { id: "persistence/writes", class: Class::Persistence, severity: Severity::High, by_host: None,
+        why: "writes itself where it runs again later (cron, launchd, systemd, shell startup files, authorized_keys, SSH config, git hooks, an agent's settings or instructions)",
+        matcher: Matcher::Combined },
+    Rule { id: "privilege/raise", class: Class::Privilege, severity: Severity::High, by_host: None,
+        why: "raises privileges (sudoers, NOPASSWD, setuid bits, capabilities)",
+        matcher: Matcher::Combined },
+    Rule { id: "safety-off/agent", class: Class::SafetyOff, severity: Severity::High, by_host: None,
+        why: "switches an agent's permission checks or sandbox off, so what follows runs unasked",
+        matcher: Matcher::Combined },
+    Rule { id: "agent-manipulation/image-exfiltration", class: Class::AgentManipulation, severity: Severity::High, by_host: None,
+        why: "an image URL carries data in its query: the agent's client sends it when it loads the image",
+        matcher: Matcher::Combined },
+    Rule { id: "agent-manipulation/fetch-and-obey", class: Class::AgentManipulation, severity: Severity::High, by_host: None,
+        why: "tells the agent to fetch remote text and obey it: instructions that can change after review",
+        matcher: Matcher::Combined },
+    Rule { id: "agent-manipulation/secret-request", class: Class::AgentManipulation, severity: Severity::High, by_host: None,
+        why: "asks the agent to read or pass on a secret (an SSH key, cloud credentials, a token file)",
+        matcher: Matcher::Combined },
+    Rule { id: "agent-manipulation/forged-marker", class: Class::AgentManipulation, severity: Severity::High, by_host: None,
+        why: "a forged system or end-of-data marker: text dressed as the agent's own instructions",
+        matcher: Matcher::Combined },
+    Rule { id: "agent-manipulation/tool-poisoning", class: Class::AgentManipulation, severity: Severity::High, by_host: None,
+        why: "tags that dress text as the system's (`<IMPORTANT>`, `<system>`), the way poisoned tool descriptions steer an agent",
+        matcher: Matcher::Combined },
+    Rule { id: "agent-manipulation/covert", class: Class::AgentManipulation, severity: Severity::High, by_host: None,
+        why: "tells the agent to act silently or keep it from the user",
+        matcher: Matcher::Combined },
+    Rule { id: "supply-chain/lookalike-index", class: Class::SupplyChain, severity: Severity::High, by_host: None,
+        why: "installs packages from an index that is not the real one: any package name can resolve to the index owner's code",
+        matcher: Matcher::Combined },
+    Rule { id: "supply-chain/typosquat", class: Class::SupplyChain, severity: Severity::High, by_host: None,
+        why: "installs a package one letter away from a popular one: the name typosquatters register",
+        matcher: Matcher::Combined },
+    Rule { id: "unscanned/gave-up", class: Class::Unscanned, severity: Severity::Medium, by_host: None,
+        why: "the scan gave up on this file (too large to read, or a rule failed on it): nothing was checked there",
+        matcher: Matcher::Combined },
 ];
 
 /// The rule named `id`.
@@ -258,13 +304,29 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.id == id)
 }
 
-/// A pattern with its pieces put in.
+/// A pattern with its pieces put in: `{FETCH}` and `{SH}` from the one
+/// list of each (`capability::signals`), and [`PIECES`].
 pub fn expand(regex: &str) -> String {
+    use super::capability::signals::{FETCH_COMMANDS, SHELLS, SHELL_DECODERS};
+    let words = |list: &[&str]| {
+        list.iter()
+            .map(|w| regex::escape(w))
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    let fetch = format!(r"(?i:\b(?:{})\b)", words(FETCH_COMMANDS));
+    let shells = format!("(?:{})", words(SHELLS));
+    let decode = format!("(?:{})", SHELL_DECODERS.join("|"));
     let mut out = regex.to_string();
+    out = out.replace("{DECODE}", &decode);
     // `{RUN}` holds `{SH}`: expand in table order, twice.
     for _ in 0..2 {
         for (name, piece) in PIECES {
-            out = out.replace(name, piece);
+            out = out
+                .replace(name, piece)
+                .replace("{FETCH}", &fetch)
+                .replace("{SH}", &shells)
+                .replace("{DECODE}", &decode);
         }
     }
     out

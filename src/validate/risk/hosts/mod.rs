@@ -27,19 +27,7 @@ pub enum HostKind {
 
 mod tables;
 
-pub use tables::{DROP_SITES, INSTALLERS, INSTALLER_OWNERS_ON_GITHUB, MULTI_TENANT, ORG_SUFFIXES};
-
-/// Words that start a fetch: what follows them is what is fetched.
-const FETCH_WORDS: &[&str] = &[
-    "curl",
-    "wget",
-    "iwr",
-    "irm",
-    "invoke-webrequest",
-    "invoke-restmethod",
-    "downloadstring",
-    "downloadfile",
-];
+pub use tables::{DROP_SITES, INSTALLERS, INSTALLER_OWNERS_ON_GITHUB};
 
 /// Where a command's fetch goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,33 +38,31 @@ pub struct Target {
     pub host: String,
 }
 
-/// The first fetch target in `command` (a URL with a scheme, else a bare
-/// `host/path` argument, else a `$VARIABLE`), classified for `owner`.
+/// The fetch target of `command`, classified for `owner`: of the URLs
+/// with a scheme after the fetch word, the most suspicious (a line takes
+/// the worst of its hosts, so a known installer named first cannot vouch
+/// for the one that is run); else a bare `host/path` argument, else a
+/// `$VARIABLE`.
 pub fn target(command: &str, owner: &str) -> Option<Target> {
     let lower = command.to_ascii_lowercase();
-    let after_fetch = FETCH_WORDS
+    use super::capability::signals::{FETCH_CALLS, FETCH_COMMANDS};
+    let after_fetch = FETCH_COMMANDS
         .iter()
+        .chain(FETCH_CALLS)
         .filter_map(|w| lower.find(w).map(|i| i + w.len()))
         .min()
         .unwrap_or(0);
     let command = &command[after_fetch..];
+    if let Some(worst) = url_targets(command, owner)
+        .into_iter()
+        .min_by_key(|t| t.kind)
+    {
+        return Some(worst);
+    }
     let tokens: Vec<&str> = command
         .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | ')' | ',' | '|'))
         .filter(|t| !t.is_empty())
         .collect();
-    if let Some((token, at)) = tokens.iter().find_map(|t| t.find("://").map(|i| (*t, i))) {
-        let before = &token[..at];
-        let scheme = before
-            .char_indices()
-            .rev()
-            .find(|(_, c)| !c.is_ascii_alphabetic())
-            .map_or(before, |(i, c)| &before[i + c.len_utf8()..]);
-        return Some(classify(
-            &token[at + 3..],
-            scheme.eq_ignore_ascii_case("http"),
-            owner,
-        ));
-    }
     const TAKES_VALUE: &[&str] = &[
         "-o", "--output", "-H", "--header", "-d", "--data", "-u", "--user", "-A", "-e", "-x", "-w",
         "-b", "-c", "-T", "-F", "--form", "-K", "-O", "-OutFile", "-P",
@@ -99,6 +85,31 @@ pub fn target(command: &str, owner: &str) -> Option<Target> {
         previous = token;
     }
     None
+}
+
+/// Every URL with a scheme in `text`, classified for `owner`.
+fn url_targets(text: &str, owner: &str) -> Vec<Target> {
+    text.split(|c: char| {
+        c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | ')' | ',' | '|' | '<' | '>')
+    })
+    .filter_map(|token| {
+        let at = token.find("://")?;
+        let before = &token[..at];
+        let scheme = before
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !c.is_ascii_alphabetic())
+            .map_or(before, |(i, c)| &before[i + c.len_utf8()..]);
+        (!scheme.is_empty())
+            .then(|| classify(&token[at + 3..], scheme.eq_ignore_ascii_case("http"), owner))
+    })
+    .collect()
+}
+
+/// Every URL with a scheme on `line`, classified with no publisher
+/// (where a line sends data, whoever owns the skill is no excuse).
+pub fn targets(line: &str) -> Vec<Target> {
+    url_targets(line, "")
 }
 
 /// Whether `token` (no scheme) starts with a host name: labels with a dot
@@ -167,7 +178,14 @@ fn host_kind(host: &str, path: &str, plain_http: bool, owner: &str) -> HostKind 
         _ => host.strip_suffix(".github.io").unwrap_or(""),
     };
     if !github_owner.is_empty() {
-        return if github_owner.eq_ignore_ascii_case(owner) {
+        // The skill's own GitHub account is its publisher only when the
+        // installer table knows that owner: anyone can host a payload on
+        // an account named like their own repository's.
+        let known_owner = !owner.is_empty()
+            && INSTALLERS
+                .iter()
+                .any(|(_, owners)| owners.iter().any(|o| o.eq_ignore_ascii_case(owner)));
+        return if known_owner && github_owner.eq_ignore_ascii_case(owner) {
             HostKind::Publisher
         } else if INSTALLER_OWNERS_ON_GITHUB
             .iter()
@@ -183,49 +201,8 @@ fn host_kind(host: &str, path: &str, plain_http: bool, owner: &str) -> HostKind 
             HostKind::Publisher
         }
         Some(_) => HostKind::Installer,
-        None if named_after(host, owner) => HostKind::Publisher,
         None => HostKind::Unknown,
     }
-}
-
-/// Whether `host`'s registrable name is `owner`'s (`install.duckdb.org`
-/// for `duckdb`): the publisher's own domain, as far as names tell. It
-/// says the script comes from whoever publishes the skill, not that they
-/// are trustworthy: an owner who registers its own name gains nothing it
-/// did not have with its own GitHub account.
-fn named_after(host: &str, owner: &str) -> bool {
-    if owner.is_empty() || MULTI_TENANT.iter().any(|d| is_under(host, d)) {
-        return false;
-    }
-    let labels: Vec<&str> = host.split('.').collect();
-    let n = labels.len();
-    if n < 2 {
-        return false;
-    }
-    // `example.co.uk`: the name is the label before a two-level suffix.
-    let two_level = n >= 3
-        && labels[n - 1].len() == 2
-        && matches!(
-            labels[n - 2],
-            "co" | "com" | "org" | "net" | "ac" | "gov" | "edu"
-        );
-    let (label, tld) = if two_level {
-        (labels[n - 3], labels[n - 1])
-    } else {
-        (labels[n - 2], labels[n - 1])
-    };
-    let plain = |s: &str| {
-        s.chars()
-            .filter(char::is_ascii_alphanumeric)
-            .collect::<String>()
-            .to_ascii_lowercase()
-    };
-    let (owner, label) = (plain(owner), plain(label));
-    label.len() >= 3
-        && (owner == label
-            || owner == format!("{label}{tld}")
-            || owner == format!("get{label}")
-            || ORG_SUFFIXES.iter().any(|s| owner == format!("{label}{s}")))
 }
 
 /// Whether `host` is `domain` or one of its subdomains.
@@ -321,12 +298,28 @@ mod tests {
             kind("curl -LsSf https://hf.co/cli/install.sh", "someone"),
             Some(Installer)
         );
+        // An owner's own account counts only when the table knows it.
         assert_eq!(
             kind(
                 "curl -fsSL https://raw.githubusercontent.com/me/tool/main/i.sh",
                 "me"
             ),
+            Some(Unknown)
+        );
+        assert_eq!(
+            kind(
+                "curl -fsSL https://raw.githubusercontent.com/huggingface/t/main/i.sh",
+                "huggingface"
+            ),
             Some(Publisher)
+        );
+        // A line takes the worst of its hosts.
+        assert_eq!(
+            kind(
+                "curl -e https://get.docker.com https://cdn-metrics.net/p",
+                "me"
+            ),
+            Some(Unknown)
         );
         assert_eq!(
             kind(
@@ -355,14 +348,14 @@ mod tests {
         assert_eq!(kind("curl -s \"$URL\"", "me"), Some(Variable));
         assert_eq!(kind("curl -s http://localhost:8080/x", "me"), Some(Local));
         assert_eq!(kind("curl -fsSL", "me"), None);
-        // Named after the owner: its own domain; not on a shared platform.
+        // Named after the owner is no publisher: only the table says so.
         assert_eq!(
             kind("curl -fsSL https://install.duckdb.org | sh", "duckdb"),
-            Some(Publisher)
+            Some(Unknown)
         );
         assert_eq!(
             kind("curl -fsSL https://cli.acme.ai/i | sh", "acmeai"),
-            Some(Publisher)
+            Some(Unknown)
         );
         assert_eq!(
             kind("curl -fsSL https://cli.acme.ai/i | sh", "acmefan"),
@@ -374,7 +367,7 @@ mod tests {
         );
         assert_eq!(
             kind("curl -fsSL https://acme.co.uk/i | sh", "acme"),
-            Some(Publisher)
+            Some(Unknown)
         );
         assert_eq!(kind("curl http://[::ffff:127.0.0.1]/x", "me"), Some(Local));
         assert_eq!(kind("curl http://100.101.102.103/x", "me"), Some(Local));

