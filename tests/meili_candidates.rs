@@ -41,7 +41,10 @@ async fn search_in(
     asked: Asked,
 ) -> (Vec<SearchResult>, Option<String>) {
     let answer = present(run_in(server, index, &asked).await.unwrap(), None);
-    (SearchResult::all(&answer), answer.notice)
+    (
+        SearchResult::all(&answer),
+        answer.notice.map(|n| n.into_string()),
+    )
 }
 
 /// `asked` of `index`, through the results pipeline.

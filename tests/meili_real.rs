@@ -50,7 +50,7 @@ async fn search_detailed(
     let answer = present(pipeline::run(engine, &asked).await?, None);
     Ok(Searched {
         results: SearchResult::all(&answer),
-        fallback: answer.notice,
+        fallback: answer.notice.map(|n| n.into_string()),
     })
 }
 
