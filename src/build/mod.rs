@@ -257,15 +257,21 @@ pub async fn build_commit(
     run: RunContext,
 ) -> Result<BuildSummary, BuildError> {
     let commit = snapshot.version.id.clone();
-    if let Some(root) = &store.local_root {
-        // Staging a killed build left; a live build's is kept (its lock).
-        for path in remove_abandoned(root, STAGING_PREFIX) {
-            let removed = format!(
-                "removed {}, left by a build that was stopped",
-                path.display()
-            );
-            reporter.info("build", removed);
-        }
+    // Staging a killed build left (beside a local store, else in the
+    // temporary folder); a live build's is kept (its owner lock).
+    let abandoned = match &store.local_root {
+        Some(root) => remove_abandoned(root, STAGING_PREFIX),
+        None => ["agentfinder-build-", "agentfinder-promote-"]
+            .iter()
+            .flat_map(|prefix| remove_abandoned(&std::env::temp_dir(), prefix))
+            .collect(),
+    };
+    for path in abandoned {
+        let removed = format!(
+            "removed {}, left by a build that was stopped",
+            path.display()
+        );
+        reporter.info("build", removed);
     }
     let vectors = run.expects_vectors();
     if let Target::Complete { location, manifest } =
