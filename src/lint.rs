@@ -196,24 +196,35 @@ pub fn lint_as(root: &Path, config: &Config, repo: Option<&str>) -> Result<LintR
 }
 
 /// `config` with the identity of the repository `root` is in (see
-/// [`lint_as`]): the same inputs a build of that clone decides it from.
+/// [`lint_as`]): the same inputs a build of that source decides it from.
 fn named(root: &Path, config: &Config, repo: Option<&str>) -> Config {
     let canonical = |path: &Path| std::fs::canonicalize(path).ok();
-    let (location, remote) = match enclosing_repository(root) {
-        Some((work_tree, remote)) => (work_tree, remote),
-        None => (canonical(root).unwrap_or_else(|| root.to_path_buf()), None),
-    };
+    let root = canonical(root).unwrap_or_else(|| root.to_path_buf());
     let mut source = config.source.clone();
-    // [source].repo and url describe [source].location, not another folder
-    // (as for `build --source`).
     let configured = source
         .location
         .as_deref()
         .map(Path::new)
         .and_then(canonical);
-    if configured.is_none() || configured != canonical(&location) {
-        (source.repo, source.url) = (None, None);
-    }
+    let (location, remote) = match configured {
+        // In [source].location: as a build of it names it (a clone's root
+        // by its origin and [source].repo; a plain folder by the latter).
+        Some(configured) if root.starts_with(&configured) => {
+            let remote = enclosing_repository(&configured)
+                .filter(|(work_tree, _)| canonical(work_tree).as_ref() == Some(&configured))
+                .and_then(|(_, remote)| remote);
+            (configured, remote)
+        }
+        // Elsewhere: as a build of the clone holding it; [source].repo and
+        // url describe another folder (as for `build --source`).
+        _ => {
+            (source.repo, source.url) = (None, None);
+            match enclosing_repository(&root) {
+                Some((work_tree, remote)) => (work_tree, remote),
+                None => (root, None),
+            }
+        }
+    };
     if let Some(repo) = repo {
         source.repo = Some(repo.to_string());
     }

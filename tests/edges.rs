@@ -511,6 +511,30 @@ fn lint_names_the_repository_of_the_clone_as_the_build_does() {
 }
 
 #[test]
+fn lint_of_the_configured_source_names_it_as_the_build_does() {
+    // As in this project: [source].location is a folder inside a clone,
+    // named by [source].repo; the clone itself has another origin.
+    let project = GitRepo::with_origin("https://github.com/acme/project.git");
+    project.write(
+        "fixtures/skills/pdf/SKILL.md",
+        skill("pdf", "Reads PDF files", "# Use\n"),
+    );
+    project.write(
+        "pipeline.toml",
+        "[source]\nlocation = \"fixtures/skills\"\nrepo = \"acme/fixtures\"\n\n[embed]\nenabled = false\n",
+    );
+    let cwd = project.path();
+    let out = run(cwd, &["build"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let manifest = read_json(cwd.join("artifacts/latest/manifest.json"));
+    assert_eq!(manifest["source_repo"], "acme/fixtures");
+    assert_eq!(lint_as(cwd, "fixtures/skills", &[]).0, "acme/fixtures");
+    assert_eq!(lint_as(cwd, "fixtures/skills/pdf", &[]).0, "acme/fixtures");
+    // The clone itself is another source: its origin names it.
+    assert_eq!(lint_as(cwd, ".", &[]).0, "acme/project");
+}
+
+#[test]
 fn verify_checks_every_source_of_a_store_of_many_sources() {
     let work = tempfile::tempdir().unwrap();
     let a = repo_of(
