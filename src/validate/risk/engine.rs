@@ -220,7 +220,9 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
         .values()
         .any(|f| f.class == Class::DownloadExecute.as_str() && f.severity >= Severity::High);
     for derived in capability::findings(&evidence, runs_fetched) {
-        if let Some(rule) = rules::rule(derived.rule) {
+        let rule = rules::rule(derived.rule);
+        debug_assert!(rule.is_some(), "no rule {} in the table", derived.rule);
+        if let Some(rule) = rule {
             found.push(
                 rule,
                 At {

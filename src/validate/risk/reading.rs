@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::capability::{detect_code, detect_prose, Evidence};
+use super::capability::{detect_code, detect_prose, Capability, Evidence, Style};
 use super::code::{self, looks_like_command, sniff, Lang, Unit};
 use super::decode;
 use super::engine::{scan_text, Found, Origin};
@@ -24,13 +24,19 @@ pub const MAX_NESTED_UNITS: usize = 256;
 
 /// What, on a literal's line, runs it or writes it somewhere.
 static RUNS_OR_WRITES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b(?:system|popen|Popen|run|call|check_output|check_call|exec\w*|eval|spawn\w*|execFile\w*|Start-Process|Invoke-Expression|iex|Invoke-Command|ProcessBuilder|Runtime|crontab|echo|printf|write\w*|append\w*|Add-Content|Set-Content|Out-File|tee|sh|bash|zsh|cmd)\b|>>?|\|")
+    Regex::new(r"\b(?:system|popen|Popen|run|call|check_output|check_call|exec\w*|eval|spawn\w*|execFile\w*|Start-Process|Invoke-Expression|iex|Invoke-Command|ProcessBuilder|Runtime|crontab|echo|printf|write\w*|append\w*|Add-Content|Set-Content|Out-File|tee|sh|bash|zsh|cmd|python\d*|node|perl|ruby|php|pwsh|powershell|deno|bun)\b|>>?|\|")
         .unwrap_or_else(|e| panic!("{e}"))
 });
 
 /// A line that only prints or logs text.
 static PRINTS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:\w+\s*=\s*)?(?:print|console\.(?:log|error|warn|info)|logger\.\w+|logging\.\w+|Write-(?:Host|Output)|puts)\s*\(")
+        .unwrap_or_else(|e| panic!("{e}"))
+});
+
+/// A line that searches for text: its literals are the patterns sought.
+static SEARCHES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bre\.(?:compile|search|match|findall|finditer|sub)\s*\(|\bRegExp\s*\(|\b(?:grep|egrep|rg|findstr)\b|(?i:select-string|-Pattern\b)")
         .unwrap_or_else(|e| panic!("{e}"))
 });
 
@@ -60,9 +66,12 @@ pub fn read(
     }
     let line_of = |at: usize| text.line_of(at);
     match text.kind {
+        Kind::Other if is_package_list(path) => {
+            detect_code(path, text.raw, Style::Config, &line_of, reader.evidence)
+        }
         Kind::Markdown | Kind::Other => detect_prose(path, text.raw, &line_of, reader.evidence),
         Kind::Config => {
-            detect_code(path, text.raw, &line_of, reader.evidence);
+            detect_code(path, text.raw, Style::Config, &line_of, reader.evidence);
             for caps in CONFIG_STRING.captures_iter(text.raw) {
                 let Some(m) = caps.get(1).or_else(|| caps.get(2)) else {
                     continue;
@@ -71,6 +80,11 @@ pub fn read(
                 let line = text.line_of(m.start()).saturating_sub(1);
                 reader.text_found(&value, line, 1, true);
             }
+        }
+        // A script in a language with no grammar here (Perl, Ruby,
+        // PHP...) is read line by line as it is written.
+        Kind::Script if reader.units == 0 => {
+            detect_code(path, text.raw, Style::Shell, &line_of, reader.evidence)
         }
         Kind::Script => {}
     }
@@ -110,7 +124,11 @@ impl Reader<'_, '_> {
         };
         scan_text(&normal, &context, &origin, self.found);
         let line_of = |at: usize| rendered.line_of(at) + 1;
-        detect_code(self.path, &rendered.text, &line_of, self.evidence);
+        let style = match unit.lang {
+            Lang::Shell => Style::Shell,
+            _ => Style::Program,
+        };
+        detect_code(self.path, &rendered.text, style, &line_of, self.evidence);
         if depth >= MAX_NESTING {
             return;
         }
@@ -120,7 +138,9 @@ impl Reader<'_, '_> {
                 detect_prose(self.path, &literal.value, &|_| line + 1, self.evidence);
             }
             let around = rendered.line_text(literal.line);
-            let runs = RUNS_OR_WRITES.is_match(&around) && !PRINTS.is_match(&around);
+            let runs = RUNS_OR_WRITES.is_match(&around)
+                && !PRINTS.is_match(&around)
+                && !SEARCHES.is_match(&around);
             self.text_found(&literal.value, literal.line, depth + 1, runs);
         }
         for (lang, literal) in &rendered.embedded {
@@ -128,7 +148,13 @@ impl Reader<'_, '_> {
                 Some(lang) => self.nested(lang, &literal.value, literal.line, depth + 1),
                 None => {
                     let line = literal.line;
-                    detect_code(self.path, &literal.value, &|_| line + 1, self.evidence);
+                    detect_code(
+                        self.path,
+                        &literal.value,
+                        Style::Shell,
+                        &|_| line + 1,
+                        self.evidence,
+                    );
                     detect_prose(self.path, &literal.value, &|_| line + 1, self.evidence);
                 }
             }
@@ -145,8 +171,21 @@ impl Reader<'_, '_> {
         }
         if runs && looks_like_command(value) {
             self.nested(Lang::Shell, value, line, depth);
+        } else if let Some(lang) = runs.then(|| sniff(value)).flatten() {
+            // `python3 -c '...'`, `node -e "..."`.
+            self.nested(lang, value, line, depth);
         }
-        for (_, decoded) in decode::literal_payloads(value) {
+        for (how, decoded) in decode::literal_payloads(value) {
+            // Code hidden by rot13 or reversal has no honest reason.
+            if matches!(how, "rot13" | "reversed text") {
+                self.evidence.push(Evidence {
+                    capability: Capability::DecodeEval,
+                    file: self.path.to_string(),
+                    line: line + 1,
+                    excerpt: super::text::excerpt(&format!("{how}: {decoded}"), 0, |_| false),
+                    hosts: Vec::new(),
+                });
+            }
             let lang = sniff(&decoded).unwrap_or(Lang::Shell);
             self.nested(lang, &decoded, line, depth);
             detect_prose(self.path, &decoded, &|_| line + 1, self.evidence);
@@ -175,4 +214,15 @@ impl Reader<'_, '_> {
             e.line = line + 1;
         }
     }
+}
+
+/// Whether `path` is a package list (`requirements.txt`, `constraints.txt`,
+/// `pip.conf`, `.npmrc`...), read as configuration.
+fn is_package_list(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    (name.starts_with("requirements") || name.starts_with("constraints")) && name.ends_with(".txt")
+        || matches!(
+            name.as_str(),
+            "pip.conf" | ".npmrc" | ".yarnrc" | "pipfile" | "go.mod"
+        )
 }

@@ -18,7 +18,7 @@
 //! | tool-poisoning tags or "do it silently": with a secret or a send | high, else medium |
 //! | a look-alike package index, a typosquatted package | high |
 
-use super::{Capability, Evidence, Steer};
+use super::{Capability, Evidence, Secret, Steer};
 use crate::validate::risk::Severity;
 
 /// One finding to report: its rule, where, how severe, and a note.
@@ -36,9 +36,11 @@ pub struct Derived {
 /// other rules found code fetched and run (it raises persistence).
 pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
     let has = |f: &dyn Fn(&Capability) -> bool| evidence.iter().any(|e| f(&e.capability));
-    let secret = evidence
-        .iter()
-        .find(|e| matches!(e.capability, Capability::ReadSecret(_)));
+    let secret = evidence.iter().find(|e| match e.capability {
+        Capability::ReadSecret(Secret::DotEnv) => dotenv_sent(evidence, e),
+        Capability::ReadSecret(_) => true,
+        _ => false,
+    });
     let send = evidence
         .iter()
         .find(|e| matches!(e.capability, Capability::Send(_)));
@@ -72,6 +74,12 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
                 Severity::Medium,
                 None,
             ),
+            Capability::ReadSecret(Secret::DotEnv) if !dotenv_sent(evidence, e) => add(
+                "credential-access/read",
+                e,
+                Severity::Low,
+                Some("reads a .env file".to_string()),
+            ),
             Capability::ReadSecret(kind) => match send {
                 Some(s) => add(
                     "credential-exfiltration/secret-sent",
@@ -90,7 +98,12 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
                     Severity::High,
                     Some(format!("reads {}", kind.as_str())),
                 ),
-                None => {}
+                None => add(
+                    "credential-access/read",
+                    e,
+                    Severity::Low,
+                    Some(format!("reads {}", kind.as_str())),
+                ),
             },
             Capability::Send(_) if secret.is_some() && to_its_service => {}
             Capability::Send(carries) => {
@@ -109,7 +122,34 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
                     add("exfiltration/drop-point", e, Severity::High, None);
                 }
             }
-            Capability::FetchEval => add("download-execute/fetch-eval", e, Severity::High, None),
+            Capability::FetchEval => {
+                // Only the installer table lowers running what was fetched.
+                let worst = e.hosts.iter().map(|t| t.kind).min();
+                let severity = match worst {
+                    Some(kind) => crate::validate::risk::rules::FETCHED
+                        .iter()
+                        .find(|(k, _)| *k == kind)
+                        .map_or(Severity::High, |(_, s)| *s),
+                    None => Severity::High,
+                };
+                add("download-execute/fetch-eval", e, severity, None)
+            }
+            Capability::ClipboardSwap => {
+                add("credential-access/clipboard-swap", e, Severity::High, None)
+            }
+            Capability::Collect => {
+                if let Some(s) = sends_away(evidence) {
+                    add(
+                        "exfiltration/collected",
+                        e,
+                        Severity::High,
+                        Some(format!(
+                            "gathers the user's data; sends at {}:{}",
+                            s.file, s.line
+                        )),
+                    );
+                }
+            }
             Capability::DecodeEval => add("decode-execute/decode-eval", e, Severity::High, None),
             Capability::ReverseShell => {
                 add("reverse-shell/socket-shell", e, Severity::Critical, None)
@@ -219,5 +259,54 @@ fn to_its_service(evidence: &[Evidence]) -> bool {
                         .any(|d| crate::validate::risk::hosts::is_under(&t.host, d))
                 })
             })
+    })
+}
+
+/// Whether the `.env` read at `read` leaves: sent on its own line, or the
+/// skill uploads files (an app that loads its `.env` and calls its API
+/// sends data, not files).
+fn dotenv_sent(evidence: &[Evidence], read: &Evidence) -> bool {
+    const UPLOADS: &[&str] = &[
+        " -T ",
+        " -F ",
+        "--upload-file",
+        "--data-binary @",
+        "-d @",
+        "--post-file",
+        "files=",
+        "Upload",
+        "-InFile",
+        "sendDocument",
+    ];
+    evidence.iter().any(|e| {
+        matches!(e.capability, Capability::Send(_))
+            && ((e.file == read.file && e.line == read.line)
+                || UPLOADS.iter().any(|u| e.excerpt.contains(u)))
+    })
+}
+
+/// A line that sends data away: not over SSH (`scp`, `rsync` go where the
+/// user logs in), not only to a language model's API, and to a host
+/// written in the code (a drop point, a fixed domain, loopback included).
+fn sends_away(evidence: &[Evidence]) -> Option<&Evidence> {
+    use super::signals::MODEL_APIS;
+    use crate::validate::risk::hosts::is_under;
+    evidence.iter().find(|e| {
+        let Capability::Send(drop) = e.capability else {
+            return false;
+        };
+        let ssh = matches!(e.excerpt.split_whitespace().next(), Some("scp" | "rsync"));
+        let model = !e.hosts.is_empty()
+            && e.hosts
+                .iter()
+                .all(|t| MODEL_APIS.iter().any(|m| is_under(&t.host, m)));
+        let fixed = drop
+            || e.excerpt.contains("/dev/tcp/")
+            || e.hosts.iter().any(|t| !t.host.is_empty())
+            || e.excerpt
+                .split_whitespace()
+                .next()
+                .is_some_and(|w| matches!(w, "nc" | "ncat" | "netcat"));
+        !ssh && !model && fixed
     })
 }

@@ -7,9 +7,9 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::signals::{
-    DECODERS, DROP_ENDPOINTS, EVALUATORS, INDEX_FLAGS, PERSIST, POPULAR_PACKAGES, PRIVILEGE, READS,
-    REAL_INDEXES, REVERSE_SHELLS, SAFETY_OFF, SECRETS, SENDS, SHELL_DECODERS, SHELL_ON_SOCKET,
-    SOCKETS, STEER, WRITES,
+    COLLECTS, DECODERS, DROP_ENDPOINTS, EVALUATORS, IDENTITY, INDEX_FLAGS, PERSIST,
+    POPULAR_PACKAGES, PRIVILEGE, PRIVILEGE_FILES, READS, REAL_INDEXES, REVERSE_SHELLS, SAFETY_OFF,
+    SECRETS, SENDS, SHELL_DECODERS, SHELL_ON_SOCKET, SOCKETS, STEER,
 };
 use super::{Capability, Evidence, Secret};
 use crate::validate::risk::hosts;
@@ -22,6 +22,7 @@ enum Signal {
     Send,
     Persist(super::Persist, bool),
     Privilege,
+    PrivilegeFile,
     SafetyOff,
     ReverseShell,
     Steer(super::Steer),
@@ -32,7 +33,6 @@ pub struct Detector {
     set: RegexSet,
     signals: Vec<Signal>,
     reads: Regex,
-    writes: Regex,
     persist_commands: Regex,
     drop_points: Regex,
     data_in_line: Regex,
@@ -45,12 +45,23 @@ pub struct Detector {
     index: Regex,
     install: Regex,
     public_key: Regex,
+    program_read: Regex,
+    clipboard_read: Regex,
+    clipboard_write: Regex,
+    wallet_address: Regex,
+    lookalike_host: Regex,
+    persist: Vec<(super::Persist, Regex)>,
+    privilege_files: Regex,
+    explicit_read: Regex,
     imperative: Regex,
     negated: Regex,
     data_line: Regex,
+    search_line: Regex,
+    collects: Regex,
+    identity: Regex,
+    any_safety: Regex,
     steer: RegexSet,
     steer_kinds: Vec<super::Steer>,
-    safety: RegexSet,
 }
 
 fn regex(pattern: &str) -> Regex {
@@ -80,6 +91,8 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         patterns.push(pattern.to_string());
         signals.push(Signal::Persist(*kind, *strong));
     }
+    patterns.push(PRIVILEGE_FILES.to_string());
+    signals.push(Signal::PrivilegeFile);
     for pattern in PRIVILEGE {
         patterns.push(pattern.to_string());
         signals.push(Signal::Privilege);
@@ -109,15 +122,10 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         .size_limit(32 << 20)
         .build()
         .unwrap_or_else(|e| panic!("steer patterns: {e}"));
-    let safety = RegexSetBuilder::new(SAFETY_OFF)
-        .size_limit(32 << 20)
-        .build()
-        .unwrap_or_else(|e| panic!("safety patterns: {e}"));
     Detector {
         set,
         signals,
         reads: regex(READS),
-        writes: regex(WRITES),
         persist_commands: regex(
             r"(?i:\bcrontab\b|\blaunchctl\b|\bsystemctl\b|\bschtasks\b|ScheduledTask|ProxyCommand|LocalCommand|\bgit\s+config\b|hooksPath|\bssh-copy-id\b)",
         ),
@@ -135,19 +143,42 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         shell_on_socket: any_of(SHELL_ON_SOCKET),
         index: regex(INDEX_FLAGS),
         install: regex(
-            r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b|\bnpm\s+(?:install|i|add)\b|\b(?:yarn|pnpm|bun)\s+add\b|\bpoetry\s+add\b|\buv\s+add\b",
+            r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b|\bnpm\s+(?:install|i|add)\b|\b(?:yarn|pnpm|bun)\s+add\b|\bpoetry\s+add\b|\buv\s+add\b|\bnpx\s|\buvx\s|\bpipx\s+(?:install|run)\b|\bgo\s+(?:install|get)\b",
         ),
         imperative: regex(
             r"(?i:\b(?:switch|enable|turn\s+on|set|use|run|start|launch|always|add|put)\b)",
         ),
         negated: regex(r"(?i:\b(?:never|don'?t|do\s+not|avoid|outside|unless|only\s+in)\b)"),
+        persist: PERSIST.iter().map(|(k, _, p)| (*k, regex(p))).collect(),
+        privilege_files: regex(PRIVILEGE_FILES),
+        explicit_read: regex(
+            r"\b(?:cat|cp|tar|zip|7z|find|xargs|open|readFile\w*|Get-Content|gc|read_text|read_bytes|rsync|base64)\b",
+        ),
+        clipboard_read: regex(
+            r"\bpbpaste\b|\bxclip\b[^\n]*-o\b|\bxsel\b[^\n]*(?:-o\b|--output)|\bwl-paste\b|(?i:Get-Clipboard)|pyperclip\.paste|clipboard\.readText|clipboardy\.read|Clipboard\.GetText",
+        ),
+        clipboard_write: regex(
+            r"\bpbcopy\b|\bxclip\b[^\n]*-(?:i|selection)\b|\bwl-copy\b|(?i:Set-Clipboard)|pyperclip\.copy|clipboard\.writeText|clipboardy\.write|Clipboard\.SetText",
+        ),
+        wallet_address: regex(
+            r"\b(?:bc1[ac-hj-np-z02-9]{25,62}|[13][a-km-zA-HJ-NP-Z1-9]{25,34}|0x[a-fA-F0-9]{40}|T[1-9A-HJ-NP-Za-km-z]{33})\b",
+        ),
+        program_read: regex(
+            r"\b(?:readFile\w*|read_text|read_bytes|createReadStream|ReadAll\w+|Get-Content|File\.read|open\s*\()",
+        ),
+        lookalike_host: regex(r"(?i)\b(?:[a-z0-9-]+\.)*([a-z0-9-]+\.(?:com|org|io|dev|net))\b"),
         public_key: regex(r"[\w./~$-]*\.pub\b"),
+        search_line: regex(
+            r"\bre\.(?:compile|search|match|findall|finditer|sub)\s*\(|\bRegExp\s*\(|\b(?:grep|egrep|rg|findstr)\b|(?i:select-string)",
+        ),
         data_line: regex(
             r#"^\s*(?:r?['"(\[{]|[A-Z_][A-Z0-9_]*\s*=\s*[\[({]|#|(?:\w+\s*=\s*)?(?:print|console\.(?:log|error|warn|info)|logger\.\w+|logging\.\w+|log\.\w+|Write-(?:Host|Output)|puts)\s*\(?(?:[^$`|>]|\$[A-Za-z_{])*$)"#,
         ),
+        collects: any_of(COLLECTS),
+        identity: regex(IDENTITY),
+        any_safety: any_of(SAFETY_OFF),
         steer,
         steer_kinds,
-        safety,
     }
 });
 
@@ -163,11 +194,15 @@ impl Detector {
 pub fn detect_code(
     file: &str,
     code: &str,
+    style: Style,
     line_of: &dyn Fn(usize) -> u32,
     out: &mut Vec<Evidence>,
 ) {
     let d = Detector::get();
     let mut offset = 0;
+    let mut secret_named: Option<(usize, String, Secret)> = None;
+    let (mut clip_read, mut clip_write, mut wallet_literal) = (None, false, false);
+    let mut file_read = false;
     let mut fetch_line = None;
     let mut eval_line = None;
     let mut decode_line = None;
@@ -192,34 +227,60 @@ pub fn detect_code(
         // paths a scanner looks for) reads nothing.
         let keyless = d.public_key.replace_all(line, "public-key");
         let matched = d.set.matches(&keyless);
-        let data_only = d.data_line.is_match(line);
+        // A search's pattern is data; so are a program's literal lists
+        // and printed text (a scanner's list of paths); a config's lists
+        // are its settings.
+        let data_only = style != Style::Config
+            && (d.search_line.is_match(line)
+                || (style == Style::Program && d.data_line.is_match(line)));
         let sends = matched.iter().any(|i| matches!(d.signals[i], Signal::Send));
         for i in matched.iter() {
             match d.signals[i] {
                 Signal::Secret(kind, names_read) => {
                     let read = match kind {
-                        // An honest app loads its own `.env`: only one
-                        // that goes to the network on that line counts.
+                        // Only a line that sends it, or reads the file
+                        // itself (`find -name .env`, `cat .env`), counts;
+                        // whether it then leaves is the combination's call.
                         Secret::DotEnv => {
-                            sends
+                            !data_only
+                                && (sends || d.explicit_read.is_match(line))
                                 && !matches!(line.split_whitespace().next(), Some("scp" | "rsync"))
                         }
                         Secret::Environment => sends || !d.inspect_only.is_match(line),
                         _ => !data_only && (names_read || d.reads.is_match(line)),
                     };
+                    if !read && style == Style::Program && secret_named.is_none() {
+                        secret_named = Some((at, line.to_string(), kind));
+                    }
                     if read {
                         push(Capability::ReadSecret(kind), Vec::new());
                     }
                 }
                 Signal::Send => {}
                 Signal::Persist(kind, strong) => {
-                    if d.writes.is_match(line) || d.persist_commands.is_match(line) {
+                    let written = d
+                        .persist
+                        .iter()
+                        .filter(|(k, _)| *k == kind)
+                        .any(|(_, re)| re.find_iter(line).any(|m| writes_to(line, m.start())));
+                    if !data_only && (written || d.persist_commands.is_match(line)) {
                         push(Capability::Persist(kind, strong), Vec::new());
                     }
                 }
-                Signal::Privilege => push(Capability::Privilege, Vec::new()),
-                Signal::SafetyOff => push(Capability::SafetyOff(true), Vec::new()),
-                Signal::ReverseShell => push(Capability::ReverseShell, Vec::new()),
+                Signal::PrivilegeFile => {
+                    let written = d
+                        .privilege_files
+                        .find_iter(line)
+                        .any(|m| writes_to(line, m.start()));
+                    if !data_only && written {
+                        push(Capability::Privilege, Vec::new());
+                    }
+                }
+                Signal::Privilege if !data_only => push(Capability::Privilege, Vec::new()),
+                Signal::Privilege => {}
+                Signal::SafetyOff if !data_only => push(Capability::SafetyOff(true), Vec::new()),
+                Signal::ReverseShell if !data_only => push(Capability::ReverseShell, Vec::new()),
+                Signal::SafetyOff | Signal::ReverseShell => {}
                 Signal::Steer(kind) => push(Capability::Steer(kind), Vec::new()),
             }
         }
@@ -239,9 +300,7 @@ pub fn detect_code(
                 );
             let carries = d.data_in_line.is_match(line);
             push(Capability::Send(drop && carries), targets);
-        } else if d.drop_points.is_match(line)
-            && (d.data_in_line.is_match(line) || line.contains('{'))
-        {
+        } else if d.drop_points.is_match(line) && d.data_in_line.is_match(line) {
             push(Capability::Send(true), hosts::targets(line));
         }
         if let Some(caps) = d.index.captures(line) {
@@ -250,8 +309,15 @@ pub fn detect_code(
                 push(Capability::LookalikeIndex, Vec::new());
             }
         }
-        if d.install.is_match(line) && typosquat(line).is_some() {
+        if (d.install.is_match(line) || style == Style::Config) && typosquat(line).is_some() {
             push(Capability::Typosquat, Vec::new());
+        }
+        if d.lookalike_host
+            .captures_iter(line)
+            .filter_map(|c| c.get(1))
+            .any(|m| lookalike_of_forge(&m.as_str().to_ascii_lowercase()))
+        {
+            push(Capability::LookalikeIndex, Vec::new());
         }
         let first = |slot: &mut Option<(usize, String)>, hit: bool| {
             if hit && slot.is_none() {
@@ -260,14 +326,63 @@ pub fn detect_code(
         };
         // What one line does alone, the pattern rules read with its host;
         // here only what two lines do together.
+        file_read |= d.program_read.is_match(line);
+        if clip_read.is_none() && d.clipboard_read.is_match(line) {
+            clip_read = Some((at, line.to_string()));
+        }
+        clip_write |= d.clipboard_write.is_match(line);
+        wallet_literal |= d.wallet_address.is_match(line);
         let fetches = d.fetch_call.is_match(line);
         let evals = d.eval_call.is_match(line);
         let decodes = d.decoder.is_match(line);
+        // In a program, a fetch evaluated on its own line
+        // (`new Function(await (await fetch(u)).text())`) is one too; in
+        // shell, that line is the pattern rules' (with the installer table).
+        let piped = line.contains('|') || line.contains("$(") || line.contains('`');
+        if fetches && evals && !piped && style == Style::Program {
+            first(&mut fetch_line, true);
+        }
         first(&mut fetch_line, fetches && !evals);
-        first(&mut eval_line, evals && !fetches && !decodes);
+        let identity_sent = sends && d.identity.is_match(line);
+        if (d.collects.is_match(line) || identity_sent) && !data_only {
+            push(Capability::Collect, Vec::new());
+        }
+        first(
+            &mut eval_line,
+            evals && (!fetches || (!piped && style == Style::Program)) && !decodes,
+        );
         first(&mut decode_line, decodes && !evals);
         first(&mut socket_line, d.socket.is_match(line));
         first(&mut shell_line, d.shell_on_socket.is_match(line));
+    }
+    // In a program, a secret's path named on one line and a file read on
+    // another (`paths = [join(home, '.ssh', 'id_rsa')]` ... `readFileSync(p)`).
+    if let (Some((at, line, kind)), true) = (&secret_named, file_read) {
+        out.push(Evidence {
+            capability: Capability::ReadSecret(*kind),
+            file: file.to_string(),
+            line: line_of(*at),
+            excerpt: excerpt(line, 0, |_| false),
+            hosts: Vec::new(),
+        });
+    }
+    if let (Some((at, line)), true, true) = (&clip_read, clip_write, wallet_literal) {
+        out.push(Evidence {
+            capability: Capability::ClipboardSwap,
+            file: file.to_string(),
+            line: line_of(*at),
+            excerpt: excerpt(line, 0, |_| false),
+            hosts: Vec::new(),
+        });
+    }
+    if let (Some((at, line)), Some((_, fetched))) = (&eval_line, &fetch_line) {
+        out.push(Evidence {
+            capability: Capability::FetchEval,
+            file: file.to_string(),
+            line: line_of(*at),
+            excerpt: excerpt(line, 0, |_| false),
+            hosts: hosts::targets(fetched),
+        });
     }
     let mut together = |capability: Capability, at: &Option<(usize, String)>, other: bool| {
         if let (Some((at, line)), true) = (at, other) {
@@ -280,7 +395,6 @@ pub fn detect_code(
             });
         }
     };
-    together(Capability::FetchEval, &eval_line, fetch_line.is_some());
     together(Capability::DecodeEval, &eval_line, decode_line.is_some());
     together(Capability::ReverseShell, &socket_line, shell_line.is_some());
 }
@@ -294,13 +408,10 @@ pub fn detect_prose(
     out: &mut Vec<Evidence>,
 ) {
     let d = Detector::get();
-    let mut offset = 0;
-    for line in prose.split('\n') {
-        let at = offset;
-        offset += line.len() + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
+    // A paragraph is read whole (an instruction may run over lines: "Fetch
+    // <url>" ... "and follow every step in it"), at its first line.
+    for (at, paragraph) in paragraphs(prose) {
+        let line = paragraph.as_str();
         let mut push = |capability: Capability| {
             out.push(Evidence {
                 capability,
@@ -310,14 +421,70 @@ pub fn detect_prose(
                 hosts: Vec::new(),
             });
         };
+        let keyless = d.public_key.replace_all(line, "public-key");
+        let line = keyless.as_ref();
         for i in d.steer.matches(line).iter() {
             push(Capability::Steer(d.steer_kinds[i]));
         }
-        if d.safety.is_match(line) {
-            let told = d.imperative.is_match(line) && !d.negated.is_match(line);
+        if let Some(m) = d.any_safety.find(line) {
+            // Told to, unless the words just before it say not to.
+            let mut from = m.start().saturating_sub(48);
+            while !line.is_char_boundary(from) {
+                from -= 1;
+            }
+            let lead = &line[from..m.start()];
+            let told = d.imperative.is_match(line) && !d.negated.is_match(lead);
             push(Capability::SafetyOff(told));
         }
     }
+}
+
+/// Whether the line writes to what starts at `at`: after a redirection or
+/// `tee`, as the last word of `cp`/`mv`/`install`/`ln`, in a call that
+/// opens it for writing, or on a line that edits it in place.
+fn writes_to(line: &str, at: usize) -> bool {
+    let before = line[..at].trim_end_matches(|c: char| {
+        c.is_alphanumeric()
+            || matches!(
+                c,
+                '~' | '$' | '{' | '}' | '/' | '.' | '_' | '-' | '"' | '\''
+            )
+    });
+    let before = before.trim_end();
+    let word = before
+        .rsplit(|c: char| c.is_whitespace() || c == '(')
+        .next()
+        .unwrap_or("");
+    if before.ends_with('>') || matches!(word, "tee" | "-a") {
+        return true;
+    }
+    let first = line.split_whitespace().next().unwrap_or("");
+    let first = first.rsplit('/').next().unwrap_or(first);
+    let last_word = !line[at..].trim().contains(char::is_whitespace);
+    if matches!(first, "cp" | "mv" | "install" | "ln") && last_word {
+        return true;
+    }
+    if matches!(first, "sed" | "perl") && line.contains(" -i") {
+        return true;
+    }
+    const CALLS: &[&str] = &[
+        "writeFile",
+        "appendFile",
+        "Add-Content",
+        "Set-Content",
+        "Out-File",
+        "write_text",
+        "write_bytes",
+        "createWriteStream",
+        "copyfile",
+        "copy2",
+        "shutil.copy",
+    ];
+    let opened = line[..at].rfind("open(").is_some_and(|i| {
+        let call = &line[i..];
+        ["'w", "\"w", "'a", "\"a"].iter().any(|m| call.contains(m))
+    });
+    opened || CALLS.iter().any(|c| line[..at].contains(c))
 }
 
 /// Whether `host` is a cloud metadata service.
@@ -328,16 +495,76 @@ fn is_metadata(host: &str) -> bool {
     )
 }
 
+/// Hosts code is fetched from, whose one-letter misspellings are squats.
+const FORGES: &[&str] = &[
+    "github.com",
+    "gitlab.com",
+    "pypi.org",
+    "npmjs.com",
+    "npmjs.org",
+    "githubusercontent.com",
+    "pythonhosted.org",
+    "golang.org",
+    "crates.io",
+];
+
+/// Whether `host` is one edit away from a forge or index.
+fn lookalike_of_forge(host: &str) -> bool {
+    !FORGES.contains(&host) && FORGES.iter().any(|f| one_edit(host, f))
+}
+
+/// How a stretch of code is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Shell: one command a line.
+    Shell,
+    /// A program (Python, JavaScript, PowerShell...): lines of one program
+    /// are read together.
+    Program,
+    /// Configuration: every value is a setting.
+    Config,
+}
+
+/// The paragraphs of `prose` (lines up to a blank one, joined by spaces,
+/// at most 2,000 bytes each), with the offset each starts at.
+fn paragraphs(prose: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    let mut offset = 0;
+    for line in prose.split('\n') {
+        let at = offset;
+        offset += line.len() + 1;
+        if line.trim().is_empty() {
+            out.extend(current.take());
+            continue;
+        }
+        match &mut current {
+            Some((_, text)) if text.len() < 2000 => {
+                text.push(' ');
+                text.push_str(line.trim());
+            }
+            Some(_) => {
+                out.extend(current.take());
+                current = Some((at, line.trim().to_string()));
+            }
+            None => current = Some((at, line.trim().to_string())),
+        }
+    }
+    out.extend(current);
+    out
+}
+
 /// The package on an install line one edit away from a popular one.
 fn typosquat(line: &str) -> Option<&str> {
-    line.split_whitespace()
-        .skip_while(|w| !matches!(*w, "install" | "add" | "i"))
-        .skip(1)
+    let config = !line.contains(" install") && !line.contains(" add ");
+    line.split(|c: char| c.is_whitespace() || c == ',')
+        .skip_while(|w| !config && !matches!(*w, "install" | "add" | "i" | "-y" | "npx" | "uvx"))
+        .skip(usize::from(!config))
         .map(|w| {
-            w.trim_matches(|c| matches!(c, '"' | '\'' | ';' | ')'))
-                .split(['=', '<', '>', '~', '[', '@'])
-                .next()
-                .unwrap_or("")
+            let w = w.trim_matches(|c| matches!(c, '"' | '\'' | ';' | ')' | '[' | ']'));
+            // `@scope/name@1.2`: the name.
+            let w = w.rsplit('/').next().unwrap_or(w);
+            w.split(['=', '<', '>', '~', '[', '@']).next().unwrap_or("")
         })
         .filter(|w| !w.starts_with('-') && w.len() >= 4)
         .find(|w| {

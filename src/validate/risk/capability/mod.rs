@@ -11,7 +11,7 @@ mod detect;
 pub mod signals;
 
 pub use combine::findings;
-pub use detect::{detect_code, detect_prose};
+pub use detect::{detect_code, detect_prose, Style};
 
 use super::hosts::Target;
 
@@ -141,6 +141,11 @@ pub enum Capability {
     SafetyOff(bool),
     /// Steers the agent.
     Steer(Steer),
+    /// Replaces what the clipboard holds with a fixed wallet address.
+    ClipboardSwap,
+    /// Gathers the user's data in bulk (the workspace, its history, the
+    /// screen, the machine's identity).
+    Collect,
     /// Installs packages from an index that is not the real one.
     LookalikeIndex,
     /// Installs a package one letter away from a popular one.

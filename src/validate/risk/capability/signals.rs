@@ -40,18 +40,18 @@ pub const SHELLS: &[&str] = &[
 
 /// Calls and commands that run a string as code.
 pub const EVALUATORS: &[&str] = &[
-    r"\bexec\s*\(",
-    r"\beval\s*\(",
+    r"(?:^|[^.\w])exec\s*\(",
+    r"(?:^|[^.\w])eval\s*\(",
     r"\beval\s",
-    r"\bcompile\s*\(",
+    r"(?:^|[^.\w])compile\s*\(",
     r"\bnew\s+Function\s*\(",
-    r"\bFunction\s*\(",
+    r"(?:^|[^.\w])Function\s*\(",
     r"\bvm\.run\w*\(",
     r"(?i:\biex\b)",
     r"(?i:\binvoke-expression\b)",
     r"\b(?:ba|z|da)?sh\s+-c\b",
     r"\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
-    r"\bsource\s",
+    r#"\bsource\s+['"]?[~/$.<]"#,
     r"\bos\.system\s*\(",
     r"\bsubprocess\.\w+\([^\n]*shell\s*=\s*True",
     r"\bchild_process\b[^\n]*\bexec(?:Sync)?\s*\(",
@@ -118,9 +118,6 @@ pub const DROP_ENDPOINTS: &[&str] = &[
 /// which honest tools name without reading: `ssh -i ~/.ssh/id_rsa`).
 pub const READS: &str = r#"\b(?:cat|less|more|head|tail|base64|base32|xxd|od|strings|tar|zip|7z|gzip|cp|scp|rsync|curl|wget|nc|open|read|readFile|readFileSync|read_text|read_bytes|readlines|Get-Content|gc|type|ReadAllText|ReadAllBytes|load|loads|fopen|file_get_contents|copyfile|copy2?|shutil|readAsText|createReadStream|InFile|upload|attach|include|paste|send|pass|provide)\b|<\s*["']?(?:~|\$HOME|/)|@["']?(?:~|\$HOME|\$\{HOME\}|/)"#;
 
-/// Writes (for the places a program makes itself permanent).
-pub const WRITES: &str = r#"(?:>>?|\btee\b|\bcp\b|\bmv\b|\binstall\b|\bln\s+-s|\bwrite\w*|\bappend\w*|open\s*\([^\n]*['"](?:a|w|a\+|w\+|ab|wb)['"]|\b(?:Add|Set)-Content\b|\bOut-File\b|\becho\b|\bprintf\b|\bcat\b|\bsed\s+-i|\bdump\s*\(|\bsave\w*|\bjson\.dump|\bupdate\b|\bmerge\b)"#;
-
 /// Secrets, by kind. `true`: naming it in code is reading it (no honest
 /// skill touches a browser's login database); `false`: a line must also
 /// read it (see [`READS`]).
@@ -134,6 +131,17 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
         Secret::Cloud,
         false,
         r#"\.aws[\s'"/,+()]{1,8}credentials\b|\.aws/config\b|gcloud[\s'"/,+()]{1,8}(?:credentials\.db|application_default_credentials\.json|access_tokens\.db|legacy_credentials)|\.azure[\s'"/,+()]{1,8}(?:accessTokens\.json|msal_token_cache)|\.kube/config\b|\.docker/config\.json|/var/run/secrets/kubernetes\.io"#,
+    ),
+    // Secret folders taken whole (`tar czf x ~/.ssh .aws`).
+    (
+        Secret::Cloud,
+        false,
+        r#"(?:^|[\s'"/=])\.(?:aws|azure|kube|docker)(?:/|\s|$|['"])|\.config/gcloud\b"#,
+    ),
+    (
+        Secret::SshKey,
+        false,
+        r#"(?:^|[\s'"=])(?:~|\$HOME|\$\{HOME\}|\$home)/\.ssh/?(?:\s|$|['"*])|(?:^|[\s'"])\.ssh(?:\s|$|/\*)"#,
     ),
     (
         Secret::Tokens,
@@ -168,7 +176,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Environment,
         true,
-        r#"(?:^|[;&|(]\s*|\$\(\s*|`\s*)(?:env|printenv|set|export\s+-p)\s*(?:$|\||>|\)|`)|\bos\.environ\b(?:\s*\)|\.copy\(\)|\.items\(\)|\s*,|\s*$)|\bdict\s*\(\s*os\.environ|\bprocess\.env\b(?:\s*[),}]|\s*$)|JSON\.stringify\s*\(\s*process\.env|\.\.\.process\.env|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables"#,
+        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|\bos\.environ\b(?:\s*\)|\.copy\(\)|\.items\(\)|\s*,|\s*$)|\bdict\s*\(\s*os\.environ|\bprocess\.env\b(?:\s*[),}]|\s*$)|JSON\.stringify\s*\(\s*process\.env|\.\.\.process\.env|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables"#,
     ),
     (
         Secret::Clipboard,
@@ -197,7 +205,7 @@ pub const SENDS: &[&str] = &[
     r"\b(?:nc|ncat|netcat)\b(?:\s+-[a-zA-Z]+)*\s+[A-Za-z0-9.$_{}-]+\s+[0-9]{2,5}\b",
     r"\bsocat\b[^\n]*(?i:tcp|udp|openssl)[0-9]?[:-]",
     r"/dev/(?:tcp|udp)/",
-    r"\b(?:dig|nslookup|host|drill)\b[^\n]*(?:\$\(|`|\$\{?[A-Za-z_])[^\s]*\.[A-Za-z]",
+    r"\b(?:dig|nslookup|host|drill)\b[^\n]*(?:\$\([^\n]*\)|`[^`\n]*`|\$\{?[A-Za-z_]\w*\}?)[^\s]*\.[A-Za-z]",
     r"\bgethostbyname\w*\s*\([^\n]*(?:\+|\{|%|format)",
     r"\bdns\.(?:lookup|resolve\w*)\s*\([^\n]*(?:\+|\$\{)",
     r"(?i:Resolve-DnsName)\b[^\n]*(?:\$|\+)",
@@ -250,8 +258,9 @@ pub const PERSIST: &[(Persist, bool, &str)] = &[
     (
         Persist::SshConfig,
         true,
-        r"\.ssh/config\b|\bProxyCommand\b|\bLocalCommand\b|\bPermitLocalCommand\b",
+        r"\bProxyCommand\b|\bLocalCommand\b|\bPermitLocalCommand\b",
     ),
+    (Persist::SshConfig, false, r"\.ssh/config\b"),
     (
         Persist::GitHooks,
         false,
@@ -271,13 +280,15 @@ pub const PERSIST: &[(Persist, bool, &str)] = &[
 
 /// Privilege changes.
 pub const PRIVILEGE: &[&str] = &[
-    r"/etc/sudoers|\bsudoers\.d\b|\bNOPASSWD\b",
     r"\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s[rwx]*\b|[2-7][0-7]{3}\b)",
     r"\bsetcap\b",
     r"\busermod\s+(?:-\w+\s+)*-a?G\s+(?:sudo|wheel|admin|root)\b",
     r"\bos\.chmod\s*\([^\n]*0o[2-7][0-7]{3}\b|\bS_ISUID\b",
     r"/etc/(?:passwd|group)\b[^\n]*(?:>>|tee|write|append)",
 ];
+
+/// Privilege files, which count only when written.
+pub const PRIVILEGE_FILES: &str = r"/etc/sudoers\b|\bsudoers\.d\b|\bNOPASSWD\b";
 
 /// Flags, modes and settings that switch an agent's permission checks or
 /// sandbox off.
@@ -294,7 +305,7 @@ pub const SAFETY_OFF: &[&str] = &[
     r"\bBash\(\*\)|\bBash\(\s*:\*\s*\)",
     r"--allow-all-tools\b|--trust-all-tools\b|--auto-approve\b",
     r"\bchat\.tools\.autoApprove\b|\bautoApprove\b|\balwaysAllow\b",
-    r"(?i:\b(?:enable|turn\s+on|switch\s+(?:on|to))\s+(?:auto[- ]?approv\w*|yolo\s+mode|full[- ]auto)\b)",
+    r"(?i:\b(?:enable|turn\s+on|switch\s+(?:\w+\s+)?(?:on|to))\s+(?:auto[- ]?approv\w*|yolo\s+mode|full[- ]auto|bypass\s*permissions)\b)",
     r"(?i:\b(?:disable|turn\s+off|switch\s+off|bypass|skip)\s+(?:all\s+|the\s+|your\s+)?(?:permission\s+(?:checks?|prompts?)|sandbox(?:ing)?|safety\s+checks?|approval\s+prompts?)\b)",
 ];
 
@@ -322,7 +333,11 @@ pub const STEER: &[(Steer, &str)] = &[
     ),
     (
         Steer::SecretRequest,
-        r#"(?i:\b(?:read|cat|open|include|pass|send|attach|upload|paste|provide|copy|add)\b[^\n]{0,80}(?:~/\.ssh/|\.ssh/id_|\.aws/credentials|\.env\b|\.netrc|api[_ ]?keys?|private\s+keys?|credentials\s+file|password))"#,
+        r#"(?i:\b(?:read|cat|open|include|pass|send|attach|upload|provide|copy|embed|append)\b[^\n]{0,80}(?:~/\.ssh/(?:id_|\s|$)|\.ssh/id_[a-z0-9]+\b(?:[^.]|$)|\.aws/credentials|\.netrc|\.git-credentials|\.config/gcloud|browser\s+cookies|keychain))"#,
+    ),
+    (
+        Steer::SecretRequest,
+        r"(?i:\b(?:read|cat|open|get|copy|take)\b[^\n]{0,60}(?:\.env\b|\.npmrc|credentials\s+file|private\s+key)[^\n]{0,120}\b(?:post|send|upload|share|attach|submit|comment|include\s+(?:it|them|its\s+contents?)\s+in)\b)",
     ),
     (
         Steer::ForgedMarker,
@@ -341,10 +356,12 @@ pub const REAL_INDEXES: &[&str] = &[
     "registry.yarnpkg.com",
     "npm.pkg.github.com",
     "crates.io",
+    "proxy.golang.org",
+    "goproxy.io",
 ];
 
 /// A package installed from an index named on the line.
-pub const INDEX_FLAGS: &str = r#"(?:--extra-index-url|--index-url|(?:^|\s)-i|--registry|--index)[\s=]+['"]?https?://([A-Za-z0-9.-]+)"#;
+pub const INDEX_FLAGS: &str = r#"(?:--extra-index-url|--index-url|(?:^|\s)-i|--registry|--index|GOPROXY|registry|index-url|extra-index-url)[\s=:]+['"]?https?://([A-Za-z0-9.-]+)"#;
 
 /// Popular packages, whose one-letter misspellings are typosquats.
 pub const POPULAR_PACKAGES: &[&str] = &[
@@ -378,6 +395,12 @@ pub const POPULAR_PACKAGES: &[&str] = &[
     "webpack",
     "puppeteer",
     "playwright",
+    "server-filesystem",
+    "server-github",
+    "server-postgres",
+    "server-puppeteer",
+    "server-memory",
+    "server-fetch",
 ];
 
 /// An interactive shell handed to a socket.
@@ -401,7 +424,39 @@ pub const SHELL_ON_SOCKET: &[&str] = &[
     r#"\bspawn\s*\(\s*['"](?:/bin/)?(?:ba|z)?sh['"]"#,
     r"\.pipe\s*\(\s*\w+\.stdin\s*\)",
     r"(?i:GetStream\s*\(\))",
+    r#"\bopen\s*\(\s*STD(?:IN|OUT|ERR)\s*,\s*["']?[<>+]*&"#,
+    r#"\bexec\s*\(?\s*["'](?:/bin/)?(?:ba|z)?sh\b"#,
 ];
 
 /// Sockets opened in code.
-pub const SOCKETS: &str = r"\bsocket\.(?:socket|create_connection)\b|\.connect\s*\(\s*\(|\bnet\.(?:connect|createConnection|Socket)\b|new\s+net\.Socket|(?i:Net\.Sockets\.TCPClient)";
+pub const SOCKETS: &str = r"\bsocket\s*\(\s*\w+\s*,\s*PF_INET|IO::Socket::INET|\bTCPSocket\b|\bsocket\.(?:socket|create_connection)\b|\.connect\s*\(\s*\(|\bnet\.(?:connect|createConnection|Socket)\b|new\s+net\.Socket|(?i:Net\.Sockets\.TCPClient)";
+
+/// Commands and calls that gather the user's data in bulk: the
+/// workspace, its history, the screen, the machine's identity.
+pub const COLLECTS: &[&str] = &[
+    r"\btar\b[^\n]*\s(?:\.|\./|\$PWD|\$\(pwd\)|~|\$HOME|\$\{HOME\})(?:\s|$|/)",
+    r"\bzip\s+-r\w*\b[^\n]*\s(?:\.|~|\$HOME)(?:\s|$|/)",
+    r"\bgit\s+(?:diff|ls-files|log|bundle|archive|config\s+(?:--list|-l|--get|user\.)|remote\s+-v|show)\b",
+    r"\bfind\s+(?:\.|~|\$HOME|/)(?:\s|$)",
+    r"\bscreencapture\b|\bscrot\b|\bgnome-screenshot\b|ImageGrab\.grab|\bimport\s+-window\s+root",
+    r"\bos\.walk\s*\(|\bglob\s*\([^\n]*\*\*|\brglob\s*\(|readdirSync\s*\([^\n]*recursive|\bwalkSync\b|(?i:Get-ChildItem[^\n]*-Recurse)",
+];
+
+/// The machine's identity: gathered only when a line sends it.
+pub const IDENTITY: &str = r"\bwhoami\b|\buname\s+-a\b|\bifconfig\b|\bip\s+addr\b|\bhostname\b|os\.userInfo\(|getpass\.getuser\(";
+
+/// The APIs of language models: a skill made to send code or text to a
+/// model sends it there.
+pub const MODEL_APIS: &[&str] = &[
+    "api.openai.com",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+    "api.mistral.ai",
+    "openrouter.ai",
+    "api.groq.com",
+    "api-inference.huggingface.co",
+    "router.huggingface.co",
+    "api.cohere.com",
+    "api.deepseek.com",
+    "api.together.xyz",
+];

@@ -223,13 +223,71 @@ impl Shell<'_> {
                 } else {
                     "$("
                 };
-                let inner = self.sub_render(node, depth);
-                match literal_output(&inner) {
-                    Some(output) if open == "$(" => output,
-                    _ => format!("{open}{inner})"),
+                if open == "$(" {
+                    if let Some(output) = self.printed(node, depth) {
+                        return output;
+                    }
                 }
+                let inner = self.sub_render(node, depth);
+                format!("{open}{inner})")
             }
             _ => self.sub_render(node, depth),
+        }
+    }
+
+    /// What a command substitution of `printf` or `echo` with literal
+    /// arguments prints (`$(printf '%s%s' cu rl)`, `$(printf '\142\141')`).
+    fn printed(&mut self, node: Node<'_>, depth: usize) -> Option<String> {
+        let mut cursor = node.walk();
+        let mut named = node.named_children(&mut cursor);
+        let command = named.next()?;
+        if named.next().is_some() || command.kind() != "command" {
+            return None;
+        }
+        let name = text(command.child_by_field_name("name")?, self.src);
+        let mut cursor = command.walk();
+        let args: Vec<Node<'_>> = command
+            .children_by_field_name("argument", &mut cursor)
+            .collect();
+        const LITERAL: &[&str] = &["word", "string", "raw_string", "ansi_c_string", "number"];
+        let literal_string = |a: &Node<'_>| {
+            let mut c = a.walk();
+            let all = a
+                .named_children(&mut c)
+                .all(|n| n.kind() == "string_content");
+            all
+        };
+        if args
+            .iter()
+            .any(|a| !LITERAL.contains(&a.kind()) || (a.kind() == "string" && !literal_string(a)))
+        {
+            return None;
+        }
+        let mut values: Vec<String> = args.iter().map(|a| self.value(*a, depth + 1)).collect();
+        match name {
+            "printf" if !values.is_empty() => {
+                let format = unescape(&values.remove(0));
+                let mut rest = values.into_iter();
+                let mut parts = format.split("%s");
+                let mut out = parts.next().unwrap_or("").to_string();
+                for part in parts {
+                    out.push_str(&rest.next().unwrap_or_default());
+                    out.push_str(part);
+                }
+                Some(out)
+            }
+            "echo" => {
+                let escapes = values
+                    .first()
+                    .is_some_and(|v| v.starts_with('-') && v.contains('e'));
+                let words: Vec<String> = values
+                    .into_iter()
+                    .skip_while(|v| v.starts_with('-'))
+                    .collect();
+                let joined = words.join(" ");
+                Some(if escapes { unescape(&joined) } else { joined })
+            }
+            _ => None,
         }
     }
 
@@ -272,21 +330,6 @@ impl Shell<'_> {
         self.out.rendered.embedded.extend(inner.embedded);
         inner.text.replace('\n', " ; ")
     }
-}
-
-/// The output of `printf LITERAL` or `echo [-e] LITERAL...`, which a
-/// command substitution stands for.
-fn literal_output(inner: &str) -> Option<String> {
-    let inner = inner.trim();
-    if inner.contains(['|', ';', '$', '`', '>', '<', '&']) {
-        return None;
-    }
-    let rest = inner
-        .strip_prefix("printf ")
-        .or_else(|| inner.strip_prefix("echo -e "))
-        .or_else(|| inner.strip_prefix("echo -n "))
-        .or_else(|| inner.strip_prefix("echo "))?;
-    Some(unescape(rest.trim()))
 }
 
 /// A bare word as the shell reads it: each `\x` is `x`.

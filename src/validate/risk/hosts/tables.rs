@@ -39,6 +39,7 @@ pub const INSTALLERS: &[(&str, &[&str])] = &[
     ("starship.rs", &["starship"]),
     ("foundry.paradigm.xyz", &["foundry-rs"]),
     ("community.chocolatey.org", &["chocolatey"]),
+    ("get.scoop.sh", &["ScoopInstaller"]),
     ("k8s.io", &["kubernetes", "kubernetes-sigs"]),
     ("cli.coderabbit.ai", &["coderabbitai"]),
     ("packages.microsoft.com", &["microsoft"]),
