@@ -189,7 +189,6 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
                     Steer::ForgedMarker => ("agent-manipulation/forged-marker", Severity::High),
                     Steer::ToolPoisoning | Steer::Covert => {
                         let with = secret.is_some()
-                            || send.is_some()
                             || has(&|c| {
                                 matches!(
                                     c,

@@ -233,7 +233,9 @@ pub fn detect_code(
         let data_only = style != Style::Config
             && (d.search_line.is_match(line)
                 || (style == Style::Program && d.data_line.is_match(line)));
-        let sends = matched.iter().any(|i| matches!(d.signals[i], Signal::Send));
+        // A Unix socket stays on the machine.
+        let sends = matched.iter().any(|i| matches!(d.signals[i], Signal::Send))
+            && !line.contains("AF_UNIX");
         for i in matched.iter() {
             match d.signals[i] {
                 Signal::Secret(kind, names_read) => {

@@ -176,7 +176,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Environment,
         true,
-        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|\bos\.environ\b(?:\s*\)|\.copy\(\)|\.items\(\)|\s*,|\s*$)|\bdict\s*\(\s*os\.environ|\bprocess\.env\b(?:\s*[),}]|\s*$)|JSON\.stringify\s*\(\s*process\.env|\.\.\.process\.env|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables"#,
+        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables"#,
     ),
     (
         Secret::Clipboard,
@@ -341,7 +341,7 @@ pub const STEER: &[(Steer, &str)] = &[
     ),
     (
         Steer::ForgedMarker,
-        r"(?i:\[/?(?:system|inst|assistant)\]|<\|(?:im_start|im_end|system|endoftext)\|>|\bEND\s+OF\s+(?:UNTRUSTED|USER|SKILL)\b|\bSYSTEM\s+(?:OVERRIDE|MESSAGE|PROMPT)\s*:)",
+        r"(?i:\[/?(?:system|inst|assistant)\]|<\|(?:im_start|im_end|system|endoftext)\|>)|\bEND\s+OF\s+(?:UNTRUSTED|USER|SKILL)\b|\bSYSTEM\s+(?:OVERRIDE|MESSAGE|PROMPT)\s*:",
     ),
 ];
 
