@@ -40,14 +40,30 @@ pub const INSTALLERS: &[(&str, &[&str])] = &[
     ("foundry.paradigm.xyz", &["foundry-rs"]),
     ("community.chocolatey.org", &["chocolatey"]),
     ("get.scoop.sh", &["ScoopInstaller"]),
+    ("dot.net", &["dotnet"]),
+    ("dotnet.microsoft.com", &["dotnet"]),
+    ("cli.github.com", &["cli"]),
+    ("get.helm.sh", &["helm"]),
+    ("get.volta.sh", &["volta-cli"]),
+    ("fnm.vercel.app", &["Schniz"]),
+    ("pixi.sh", &["prefix-dev"]),
+    ("micro.mamba.pm", &["mamba-org"]),
+    ("install.julialang.org", &["JuliaLang"]),
+    ("get.k3s.io", &["k3s-io"]),
+    ("awscli.amazonaws.com", &["aws"]),
+    ("get.rvm.io", &["rvm"]),
+    ("sh.vector.dev", &["vectordotdev"]),
+    ("cli.doppler.com", &["DopplerHQ"]),
+    ("get.jenkins.io", &["jenkinsci"]),
     ("k8s.io", &["kubernetes", "kubernetes-sigs"]),
     ("cli.coderabbit.ai", &["coderabbitai"]),
     ("packages.microsoft.com", &["microsoft"]),
 ];
 
 /// GitHub owners whose install scripts, served from GitHub, are well known.
-pub const INSTALLER_OWNERS_ON_GITHUB: &[&str] =
-    &["nvm-sh", "Homebrew", "ohmyzsh", "rbenv", "pyenv"];
+pub const INSTALLER_OWNERS_ON_GITHUB: &[&str] = &[
+    "nvm-sh", "Homebrew", "ohmyzsh", "rbenv", "pyenv", "helm", "asdf-vm",
+];
 
 /// Paste, file-drop, tunnel and URL-shortener services (and subdomains):
 /// attacks host payloads there because nobody owns what is on them.
