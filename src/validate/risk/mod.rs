@@ -5,8 +5,18 @@
 //! Pure: the input is a skill's files (path relative to the skill folder,
 //! bytes, executable bit) and the repository they come from; the output is
 //! evidence ([`RiskFinding`]: class, severity, file, line, excerpt, why),
-//! never a score. Files are read whole, with no size cut-off; every rule is
-//! a linear-time pass (the patterns are finite automata, see [`rules`]).
+//! never a score. Files are read whole up to 8 MiB (a larger one is
+//! reported `unscanned`); every pattern is a linear-time pass (finite
+//! automata, see [`rules`]), and parsing is bounded in size, depth and
+//! nesting.
+//!
+//! Code is read as code (`code`): scripts and Markdown code blocks are
+//! parsed with tree-sitter's grammars and rendered in a normal form that
+//! the pattern rules read again; `reading` walks a file's code units, the
+//! strings they run and the payloads they decode; `capability` derives
+//! what the skill can do from all of that, with file and line, and
+//! combines it across the skill's files (its lists are data, one per
+//! concept, in `capability::signals`).
 //!
 //! The rules are data: [`rules::RULES`] is the table (each rule's class,
 //! severity, what it matches and why); the modules beside it hold the
@@ -24,10 +34,13 @@
 //! | `padding` | a payload pushed out of sight by blank lines or spaces |
 //! | `binary` | compiled code, native executables, encrypted archives |
 //! | `mismatch` | a script shown in `SKILL.md` that differs from the file shipped |
-//! | [`hosts`] | where a fetch goes: the publisher's own domain, a known installer, an IP... |
+//! | [`hosts`] | where a fetch goes: a known installer (the only discount), an IP, a drop site... |
+//! | `code` | scripts and code blocks parsed, in normal form |
+//! | `capability` | capabilities with evidence, and their combinations |
 //!
 //! `engine` runs the table over a skill, and `context` reads what
-//! surrounds a hit (an example in documentation about attacks is `info`);
+//! surrounds a hit for a label beside its severity (`documentation-like`),
+//! never a lower one;
 //! `text`, `markdown`, `unicode` and `mention` are what the rules
 //! read text with, and `hit` what a check reports.
 

@@ -301,6 +301,13 @@ fn sends_away(evidence: &[Evidence]) -> Option<&Evidence> {
                 .all(|t| MODEL_APIS.iter().any(|m| is_under(&t.host, m)));
         let fixed = drop
             || e.excerpt.contains("/dev/tcp/")
+            || e.excerpt.split('|').any(|part| {
+                let mut words = part.split_whitespace().skip_while(|w| w.starts_with('-'));
+                matches!(words.next(), Some("nc" | "ncat" | "netcat"))
+                    && words
+                        .find(|w| !w.starts_with('-'))
+                        .is_some_and(|host| !host.starts_with('$'))
+            })
             || e.hosts.iter().any(|t| !t.host.is_empty())
             || e.excerpt
                 .split_whitespace()

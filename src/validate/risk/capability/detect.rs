@@ -131,7 +131,7 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         ),
         drop_points: any_of(DROP_ENDPOINTS),
         data_in_line: regex(
-            r#"\$\(|`|@["']?[~$/]|\bprocess\.env\b|\bos\.environ\b|\$\{?[A-Z_]{2,}|\bbase64\b|\bwhoami\b|\bhostname\b|\bid\b\s*\)"#,
+            r#"\$\(|`|@["']?[~$/]|\bprocess\.env\b\s*[),}]|\bos\.environ\b(?:\s*[),}]|\.(?:items|copy)\(\))|\bbase64\b|\bwhoami\b|\bhostname\b|\bid\b\s*\)"#,
         ),
         inspect_only: regex(r"\|\s*(?:grep|sort|less|more|head|wc|cut|awk|sed|column)\b"),
         fetch_call: regex(
