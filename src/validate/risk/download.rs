@@ -80,8 +80,9 @@ fn output_of(line: &str) -> Option<(String, String)> {
     }
     let name = name?;
     let base = name.rsplit(['/', '\\']).next().unwrap_or("").to_string();
-    (!base.is_empty() && base != "-" && base != "null" && !base.contains('$'))
-        .then_some((base, url))
+    // A name held in a variable (`-o "$tmp"`) is matched as written.
+    let base = if base.contains('$') { name } else { base };
+    (!base.is_empty() && base != "-" && base != "null").then_some((base, url))
 }
 
 /// Whether `line` makes `name` executable or runs it.

@@ -42,7 +42,7 @@ static SEARCHES: LazyLock<Regex> = LazyLock::new(|| {
 
 /// JSON and YAML string values (hook commands, settings).
 static CONFIG_STRING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#""((?:[^"\\\n]|\\.){6,})"|:\s+([^"'\n#][^\n]{5,})$"#)
+    Regex::new(r#""((?:[^"\\\n]|\\.){6,})"|:\s+([^"'\n#][^\n]{5,})$|<string>([^<]{6,})</string>"#)
         .unwrap_or_else(|e| panic!("{e}"))
 });
 
@@ -73,7 +73,7 @@ pub fn read(
         Kind::Config => {
             detect_code(path, text.raw, Style::Config, &line_of, reader.evidence);
             for caps in CONFIG_STRING.captures_iter(text.raw) {
-                let Some(m) = caps.get(1).or_else(|| caps.get(2)) else {
+                let Some(m) = caps.get(1).or_else(|| caps.get(2)).or_else(|| caps.get(3)) else {
                     continue;
                 };
                 let value = code::unescape(m.as_str());

@@ -59,6 +59,7 @@ pub struct Detector {
     search_line: Regex,
     collects: Regex,
     identity: Regex,
+    request_with_data: Regex,
     any_safety: Regex,
     steer: RegexSet,
     steer_kinds: Vec<super::Steer>,
@@ -135,7 +136,7 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         ),
         inspect_only: regex(r"\|\s*(?:grep|sort|less|more|head|wc|cut|awk|sed|column)\b"),
         fetch_call: regex(
-            r"(?i:\burlopen\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|(?:^|[^.\w])fetch\s*\(|\baxios\.get\s*\(|\bhttps?\.get\s*\(|downloadstring|invoke-webrequest|invoke-restmethod|\birm\b|\biwr\b|\burlretrieve\s*\(|\bcurl\b|\bwget\b)",
+            r"(?i:require\s*\(\s*['\x22]https?['\x22]\s*\)\.get\s*\(|net\.webclient|\burlopen\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|(?:^|[^.\w])fetch\s*\(|\baxios\.get\s*\(|\bhttps?\.get\s*\(|downloadstring|invoke-webrequest|invoke-restmethod|\birm\b|\biwr\b|\burlretrieve\s*\(|\bcurl\b|\bwget\b)",
         ),
         eval_call: any_of(EVALUATORS),
         decoder: regex(&[DECODERS, SHELL_DECODERS].concat().join("|")),
@@ -176,6 +177,7 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         ),
         collects: any_of(COLLECTS),
         identity: regex(IDENTITY),
+        request_with_data: regex(r"\b(?:params|data|json|body)\s*[=:]|\s-d\s|--data|[?&]text="),
         any_safety: any_of(SAFETY_OFF),
         steer,
         steer_kinds,
@@ -230,9 +232,11 @@ pub fn detect_code(
         // A search's pattern is data; so are a program's literal lists
         // and printed text (a scanner's list of paths); a config's lists
         // are its settings.
+        let searched = d.search_line.is_match(line) && !line.contains('>') && !line.contains("||");
+        // What `ssh host '...'` runs, runs on the host the user names.
+        let remote = matches!(line.split_whitespace().next(), Some("ssh"));
         let data_only = style != Style::Config
-            && (d.search_line.is_match(line)
-                || (style == Style::Program && d.data_line.is_match(line)));
+            && (searched || (style == Style::Program && d.data_line.is_match(line)));
         // A Unix socket stays on the machine.
         let sends = matched.iter().any(|i| matches!(d.signals[i], Signal::Send))
             && !line.contains("AF_UNIX");
@@ -265,7 +269,7 @@ pub fn detect_code(
                         .iter()
                         .filter(|(k, _)| *k == kind)
                         .any(|(_, re)| re.find_iter(line).any(|m| writes_to(line, m.start())));
-                    if !data_only && (written || d.persist_commands.is_match(line)) {
+                    if !data_only && !remote && (written || d.persist_commands.is_match(line)) {
                         push(Capability::Persist(kind, strong), Vec::new());
                     }
                 }
@@ -274,11 +278,13 @@ pub fn detect_code(
                         .privilege_files
                         .find_iter(line)
                         .any(|m| writes_to(line, m.start()));
-                    if !data_only && written {
+                    if !data_only && !remote && written {
                         push(Capability::Privilege, Vec::new());
                     }
                 }
-                Signal::Privilege if !data_only => push(Capability::Privilege, Vec::new()),
+                Signal::Privilege if !data_only && !remote => {
+                    push(Capability::Privilege, Vec::new())
+                }
                 Signal::Privilege => {}
                 Signal::SafetyOff if !data_only => push(Capability::SafetyOff(true), Vec::new()),
                 Signal::ReverseShell if !data_only => push(Capability::ReverseShell, Vec::new()),
@@ -302,7 +308,9 @@ pub fn detect_code(
                 );
             let carries = d.data_in_line.is_match(line);
             push(Capability::Send(drop && carries), targets);
-        } else if d.drop_points.is_match(line) && d.data_in_line.is_match(line) {
+        } else if d.drop_points.is_match(line)
+            && (d.data_in_line.is_match(line) || d.request_with_data.is_match(line))
+        {
             push(Capability::Send(true), hosts::targets(line));
         }
         if let Some(caps) = d.index.captures(line) {
@@ -435,7 +443,9 @@ pub fn detect_prose(
                 from -= 1;
             }
             let lead = &line[from..m.start()];
-            let told = d.imperative.is_match(line) && !d.negated.is_match(lead);
+            // A table row documents a flag; it tells no one to use it.
+            let table = line.trim_start().starts_with('|');
+            let told = !table && d.imperative.is_match(line) && !d.negated.is_match(lead);
             push(Capability::SafetyOff(told));
         }
     }

@@ -47,6 +47,10 @@ pub const EVALUATORS: &[&str] = &[
     r"\bnew\s+Function\s*\(",
     r"(?:^|[^.\w])Function\s*\(",
     r"\bvm\.run\w*\(",
+    r"(?i:\[scriptblock\]::create)",
+    r#"\bimport\s*\(\s*['"`]?data:"#,
+    r"(?i:\[scriptblock\]::create)",
+    r#"\bimport\s*\(\s*['"`]?data:"#,
     r"(?i:\biex\b)",
     r"(?i:\binvoke-expression\b)",
     r"\b(?:ba|z|da)?sh\s+-c\b",
@@ -176,7 +180,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Environment,
         true,
-        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables"#,
+        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables"#,
     ),
     (
         Secret::Clipboard,
@@ -202,7 +206,7 @@ pub const SENDS: &[&str] = &[
     r#"\bcurl\b[^\n]*\s(?:-[a-zA-Z]*[dFT]\b|--data\b|--data-[a-z]+|--form\b|--upload-file\b|--json\b|-X\s*["']?(?:POST|PUT|PATCH)\b)"#,
     r#"\b(?:curl|wget)\b[^\n]*https?://[^\s'"]*\?[^\s'"]*=[^\s'"]*(?:\$\(|\$\{?[A-Za-z_]|`)"#,
     r"\bwget\b[^\n]*--post-(?:data|file)",
-    r"\b(?:nc|ncat|netcat)\b(?:\s+-[a-zA-Z]+)*\s+[A-Za-z0-9.$_{}-]+\s+[0-9]{2,5}\b",
+    r"\b(?:nc|ncat|netcat)\b(?:\s+-[a-zA-Z]+(?:\s+[0-9]+\b)?)*\s+[A-Za-z0-9.$_{}-]+\s+[0-9]{2,5}\b",
     r"\bsocat\b[^\n]*(?i:tcp|udp|openssl)[0-9]?[:-]",
     r"/dev/(?:tcp|udp)/",
     r"\b(?:dig|nslookup|host|drill)\b[^\n]*(?:\$\([^\n]*\)|`[^`\n]*`|\$\{?[A-Za-z_]\w*\}?)[^\s]*\.[A-Za-z]",
@@ -282,6 +286,10 @@ pub const PERSIST: &[(Persist, bool, &str)] = &[
 pub const PRIVILEGE: &[&str] = &[
     r"\bchmod\s+(?:-\w+\s+)*(?:[ugoa]*\+[rwx]*s[rwx]*\b|[2-7][0-7]{3}\b)",
     r"\bsetcap\b",
+    r#"\bos\.chmod\s*\([^\n]*(?:int\s*\(\s*['"]|0o)[2-7][0-7]{3}\b"#,
+    r"\bpolkit\.Result\.YES\b",
+    r#"\bos\.chmod\s*\([^\n]*(?:int\s*\(\s*['"]|0o)[2-7][0-7]{3}\b"#,
+    r"\bpolkit\.Result\.YES\b",
     r"\busermod\s+(?:-\w+\s+)*-a?G\s+(?:sudo|wheel|admin|root)\b",
     r"\bos\.chmod\s*\([^\n]*0o[2-7][0-7]{3}\b|\bS_ISUID\b",
     r"/etc/(?:passwd|group)\b[^\n]*(?:>>|tee|write|append)",
@@ -299,8 +307,8 @@ pub const SAFETY_OFF: &[&str] = &[
     r"--yolo\b",
     r"--approval-mode[\s=]+['\x22]?yolo\b",
     r"\bskipDangerousModePermissionPrompt\b",
-    r"\bapproval_policy\s*=\s*['\x22]?never\b",
-    r"\bsandbox_mode\s*=\s*['\x22]?danger-full-access\b",
+    r"\bapproval_policy['\x22]?\s*[=:]\s*['\x22]?never\b",
+    r"\bsandbox_mode['\x22]?\s*[=:]\s*['\x22]?danger-full-access\b",
     r"--sandbox\s+danger-full-access\b",
     r"\bBash\(\*\)|\bBash\(\s*:\*\s*\)",
     r"--allow-all-tools\b|--trust-all-tools\b|--auto-approve\b",
@@ -338,6 +346,10 @@ pub const STEER: &[(Steer, &str)] = &[
     (
         Steer::SecretRequest,
         r"(?i:\b(?:read|cat|open|get|copy|take)\b[^\n]{0,60}(?:\.env\b|\.npmrc|credentials\s+file|private\s+key)[^\n]{0,120}\b(?:post|send|upload|share|attach|submit|comment|include\s+(?:it|them|its\s+contents?)\s+in)\b)",
+    ),
+    (
+        Steer::SecretRequest,
+        r"(?i:\b(?:install|configure|set|add|register)\b[^\n]{0,60}\bcredential\.helper\b)",
     ),
     (
         Steer::ForgedMarker,
@@ -439,6 +451,7 @@ pub const COLLECTS: &[&str] = &[
     r"\bgit\s+(?:diff|ls-files|log|bundle|archive|config\s+(?:--list|-l|--get|user\.)|remote\s+-v|show)\b",
     r"\bfind\s+(?:\.|~|\$HOME|/)(?:\s|$)",
     r"\bscreencapture\b|\bscrot\b|\bgnome-screenshot\b|ImageGrab\.grab|\bimport\s+-window\s+root",
+    r"\btarfile\.open\s*\(|\bzipfile\.ZipFile\s*\(|\bshutil\.make_archive\s*\(",
     r"\bos\.walk\s*\(|\bglob\s*\([^\n]*\*\*|\brglob\s*\(|readdirSync\s*\([^\n]*recursive|\bwalkSync\b|(?i:Get-ChildItem[^\n]*-Recurse)",
 ];
 
