@@ -120,3 +120,89 @@ fn reaches(repo: &gix::Repository, from: ObjectId, target: ObjectId) -> Reach {
         None => Reach::Absent,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.org")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.org")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn commit(dir: &Path, file: &str, date: &str) -> String {
+        std::fs::write(dir.join(file), date).unwrap();
+        git(dir, &["add", "-A"]);
+        let date_env = [("GIT_AUTHOR_DATE", date), ("GIT_COMMITTER_DATE", date)];
+        let out = Command::new("git")
+            .args(["commit", "-q", "-m", file])
+            .current_dir(dir)
+            .envs(date_env)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.org")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.org")
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        git(dir, &["rev-parse", "HEAD"])
+    }
+
+    fn ancestry_of(dir: &Path) -> Ancestry {
+        Ancestry::new(
+            gix::open(dir).unwrap().into_sync(),
+            dir.display().to_string(),
+        )
+    }
+
+    #[test]
+    fn history_orders_commits_and_says_when_it_cannot() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        let first = commit(&repo, "a", "2026-01-01T00:00:00Z");
+        let future = commit(&repo, "b", "2099-01-01T00:00:00Z");
+        let today = commit(&repo, "c", "2026-01-03T00:00:00Z");
+        // Another branch from the first commit: neither descends.
+        git(&repo, &["checkout", "-q", "-b", "other", &first]);
+        let other = commit(&repo, "d", "2026-01-04T00:00:00Z");
+        let ancestry = ancestry_of(&repo);
+        assert_eq!(ancestry.lineage(&today, &future), Lineage::Descends);
+        assert_eq!(ancestry.lineage(&today, &today), Lineage::Descends);
+        assert_eq!(ancestry.lineage(&first, &future), Lineage::Behind);
+        assert_eq!(ancestry.lineage(&other, &today), Lineage::Diverged);
+        assert!(matches!(
+            ancestry.lineage("folder-1", &today),
+            Lineage::Unknown(_)
+        ));
+
+        // A clone one commit deep holds neither the past nor the other
+        // branch. Its tip names its parent, so that much is known.
+        let url = format!("file://{}", repo.display());
+        git(
+            dir.path(),
+            &["clone", "-q", "--depth", "1", "-b", "main", &url, "shallow"],
+        );
+        let shallow = ancestry_of(&dir.path().join("shallow"));
+        assert_eq!(shallow.lineage(&today, &future), Lineage::Descends);
+        let unknown = |lineage| matches!(lineage, Lineage::Unknown(_));
+        assert!(unknown(shallow.lineage(&today, &first)));
+        assert!(unknown(shallow.lineage(&other, &today)));
+    }
+}
