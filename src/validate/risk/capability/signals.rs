@@ -49,8 +49,6 @@ pub const EVALUATORS: &[&str] = &[
     r"\bvm\.run\w*\(",
     r"(?i:\[scriptblock\]::create)",
     r#"\bimport\s*\(\s*['"`]?data:"#,
-    r"(?i:\[scriptblock\]::create)",
-    r#"\bimport\s*\(\s*['"`]?data:"#,
     r"(?i:\biex\b)",
     r"(?i:\binvoke-expression\b)",
     r"\b(?:ba|z|da)?sh\s+-c\b",
@@ -288,10 +286,8 @@ pub const PRIVILEGE: &[&str] = &[
     r"\bsetcap\b",
     r#"\bos\.chmod\s*\([^\n]*(?:int\s*\(\s*['"]|0o)[2-7][0-7]{3}\b"#,
     r"\bpolkit\.Result\.YES\b",
-    r#"\bos\.chmod\s*\([^\n]*(?:int\s*\(\s*['"]|0o)[2-7][0-7]{3}\b"#,
-    r"\bpolkit\.Result\.YES\b",
     r"\busermod\s+(?:-\w+\s+)*-a?G\s+(?:sudo|wheel|admin|root)\b",
-    r"\bos\.chmod\s*\([^\n]*0o[2-7][0-7]{3}\b|\bS_ISUID\b",
+    r"\bS_ISUID\b",
     r"/etc/(?:passwd|group)\b[^\n]*(?:>>|tee|write|append)",
 ];
 
