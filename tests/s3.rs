@@ -187,7 +187,11 @@ fn serving_commands_reach_the_store_through_pipeline_toml() {
     ]);
     assert!(out.status.success(), "{}", common::stderr(&out));
     let out = run(&["health", "--json"]);
-    assert_eq!(out.status.code(), Some(0), "the embedded engine serves the store");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the embedded engine serves the store"
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["store_readable"], true, "{report}");
     assert_eq!(report["artifact_commit"], commit.as_str());
