@@ -4,11 +4,11 @@
 //! line, the most severe, and a bounded number per rule and file.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
+use super::found::{At, Found, Said, PER_RULE_AND_FILE};
 use super::hit::{Context, FileHit, Hit};
 use super::hosts::{self, HostKind};
 use super::rules::{expand, Matcher, Mention, Rule, RULES};
@@ -20,8 +20,6 @@ use super::{
 /// How many decodings deep payloads are scanned (a payload inside a
 /// payload is scanned; one inside that is not).
 pub const MAX_DEPTH: u8 = 2;
-/// Findings kept per rule and file.
-pub const PER_RULE_AND_FILE: usize = 10;
 
 /// The pattern rules, compiled once: a set to tell which match a text at
 /// all (one pass), and each alone to find where.
@@ -75,97 +73,6 @@ pub struct Origin<'a> {
     pub lines: Option<&'a [u32]>,
 }
 
-/// Where a finding is: its file and line.
-struct At<'f> {
-    file: &'f str,
-    line: Option<u32>,
-}
-
-/// What a finding says besides its rule and severity.
-struct Said {
-    excerpt: String,
-    note: Option<String>,
-    context: Option<&'static str>,
-}
-
-/// The findings so far.
-#[derive(Default)]
-pub struct Found {
-    best: HashMap<(String, Class, Option<u32>), RiskFinding>,
-    per_rule: HashMap<(String, &'static str), usize>,
-}
-
-impl Found {
-    fn push(&mut self, rule: &'static Rule, at: At<'_>, severity: Severity, said: Said) {
-        let (file, line) = (at.file, at.line);
-        let Said {
-            excerpt,
-            note,
-            context,
-        } = said;
-        let count = self
-            .per_rule
-            .entry((file.to_string(), rule.id))
-            .or_default();
-        if *count >= PER_RULE_AND_FILE {
-            return;
-        }
-        let why = match note {
-            Some(note) => format!("{} ({note})", rule.why),
-            None => rule.why.to_string(),
-        };
-        let finding = RiskFinding {
-            class: rule.class.as_str().to_string(),
-            severity,
-            file: file.to_string(),
-            line,
-            excerpt,
-            why,
-            context: context.map(str::to_string),
-        };
-        let key = (file.to_string(), rule.class, line);
-        match self.best.get(&key) {
-            Some(old) if old.severity >= severity => {}
-            _ => {
-                *count += 1;
-                self.best.insert(key, finding);
-            }
-        }
-    }
-
-    /// Takes `other`'s findings (of text found inside one line of the
-    /// file) as findings on `line`, keeping the most severe per class.
-    pub fn absorb(&mut self, other: Found, line: u32) {
-        for ((file, class, _), finding) in other.best {
-            let key = (file, class, Some(line));
-            match self.best.get(&key) {
-                Some(old) if old.severity >= finding.severity => {}
-                _ => {
-                    self.best.insert(
-                        key,
-                        RiskFinding {
-                            line: Some(line),
-                            ..finding
-                        },
-                    );
-                }
-            }
-        }
-    }
-
-    pub fn finish(self) -> Vec<RiskFinding> {
-        let mut out: Vec<RiskFinding> = self.best.into_values().collect();
-        out.sort_by(|a, b| {
-            b.severity
-                .cmp(&a.severity)
-                .then_with(|| a.file.cmp(&b.file))
-                .then_with(|| a.line.cmp(&b.line))
-                .then_with(|| a.class.cmp(&b.class))
-        });
-        out
-    }
-}
-
 /// Files larger than this are not read by the text rules (a finding says
 /// so): no skill's script or instructions come near it.
 pub const MAX_SCAN_BYTES: usize = 8 << 20;
@@ -205,7 +112,13 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
             };
             let context = Context { owner, depth: 0 };
             scan_text(&text, &context, &origin, &mut found);
-            reading::read(&text, file.path, &context, &mut found, &mut evidence);
+            let mut patterns = PatternScan {
+                file: file.path,
+                owner,
+                found: &mut found,
+                nested: Vec::new(),
+            };
+            reading::read(&text, file.path, &mut patterns, &mut evidence);
         }
     }
     for rule in RULES {
@@ -215,10 +128,8 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
             }
         }
     }
-    let runs_fetched = found
-        .best
-        .values()
-        .any(|f| f.class == Class::DownloadExecute.as_str() && f.severity >= Severity::High);
+    let runs_fetched =
+        found.any(|f| f.class == Class::DownloadExecute.as_str() && f.severity >= Severity::High);
     for derived in capability::findings(&evidence, runs_fetched) {
         let rule = rules::rule(derived.rule);
         debug_assert!(rule.is_some(), "no rule {} in the table", derived.rule);
@@ -239,6 +150,56 @@ pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
         }
     }
     found.finish()
+}
+
+/// The pattern rules over the code `reading` puts in normal form.
+struct PatternScan<'e> {
+    file: &'e str,
+    owner: &'e str,
+    found: &'e mut Found,
+    /// What is being gathered inside one line of the file, innermost last.
+    nested: Vec<Found>,
+}
+
+impl PatternScan<'_> {
+    fn target(&mut self) -> &mut Found {
+        match self.nested.last_mut() {
+            Some(found) => found,
+            None => self.found,
+        }
+    }
+}
+
+impl reading::Patterns for PatternScan<'_> {
+    fn scan(&mut self, normal: &Text<'_>, lines: &[u32]) {
+        let origin = Origin {
+            file: self.file,
+            kind: Kind::Script,
+            decoded: None,
+            lines: Some(lines),
+        };
+        // Payloads are decoded from the file as written; the normal form
+        // is not decoded again.
+        let context = Context {
+            owner: self.owner,
+            depth: MAX_DEPTH,
+        };
+        let found = match self.nested.last_mut() {
+            Some(found) => found,
+            None => &mut *self.found,
+        };
+        scan_text(normal, &context, &origin, found);
+    }
+
+    fn enter(&mut self) {
+        self.nested.push(Found::default());
+    }
+
+    fn leave(&mut self, line: u32) {
+        if let Some(inner) = self.nested.pop() {
+            self.target().absorb(inner, line);
+        }
+    }
 }
 
 /// Records that the scan gave up on `file`, and why.

@@ -16,7 +16,7 @@
 //! strings they run and the payloads they decode; `capability` derives
 //! what the skill can do from all of that, with file and line, and
 //! combines it across the skill's files (its lists are data, one per
-//! concept, in `capability::signals`).
+//! concept, in `signals`).
 //!
 //! The rules are data: [`rules::RULES`] is the table (each rule's class,
 //! severity, what it matches and why); the modules beside it hold the
@@ -47,11 +47,13 @@
 mod binary;
 mod capability;
 mod code;
+mod concepts;
 mod context;
 mod credentials;
 mod decode;
 mod download;
 mod engine;
+mod found;
 mod hidden;
 mod hit;
 mod homoglyph;
@@ -63,6 +65,7 @@ mod mismatch;
 mod padding;
 mod reading;
 pub mod rules;
+mod signals;
 mod taint;
 mod text;
 mod unicode;

@@ -12,8 +12,6 @@ use regex::Regex;
 use super::capability::{detect_code, detect_prose, Capability, Evidence, Style};
 use super::code::{self, looks_like_command, sniff, Lang, Unit};
 use super::decode;
-use super::engine::{scan_text, Found, Origin};
-use super::hit::Context;
 use super::text::{Kind, Text};
 
 /// How many times text found inside code is read again (a command in a
@@ -46,18 +44,31 @@ static CONFIG_STRING: LazyLock<Regex> = LazyLock::new(|| {
         .unwrap_or_else(|e| panic!("{e}"))
 });
 
-/// Reads `text` (the file at `path`) as code and instructions.
+/// What reading asks of the pattern rules (the engine's): to scan code
+/// in normal form, and to file what is found inside one line of the file
+/// on that line.
+pub trait Patterns {
+    /// Scans `normal`, code in normal form whose line `i` comes from the
+    /// file's line `lines[i]` (0-based).
+    fn scan(&mut self, normal: &Text<'_>, lines: &[u32]);
+    /// Starts gathering what is found inside one line of the file.
+    fn enter(&mut self);
+    /// Files what was gathered since the matching `enter` on `line`
+    /// (1-based).
+    fn leave(&mut self, line: u32);
+}
+
+/// Reads `text` (the file at `path`) as code and instructions: its code
+/// in normal form goes to `patterns`, its capabilities to `evidence`.
 pub fn read(
     text: &Text<'_>,
     path: &str,
-    context: &Context<'_>,
-    found: &mut Found,
+    patterns: &mut dyn Patterns,
     evidence: &mut Vec<Evidence>,
 ) {
     let mut reader = Reader {
         path,
-        context,
-        found,
+        patterns,
         evidence,
         units: 0,
     };
@@ -94,15 +105,14 @@ pub fn read(
     }
 }
 
-struct Reader<'r, 'c> {
+struct Reader<'r> {
     path: &'r str,
-    context: &'r Context<'c>,
-    found: &'r mut Found,
+    patterns: &'r mut dyn Patterns,
     evidence: &'r mut Vec<Evidence>,
     units: usize,
 }
 
-impl Reader<'_, '_> {
+impl Reader<'_> {
     /// Reads one unit of code at `depth`.
     fn unit(&mut self, unit: &Unit<'_>, depth: u8) {
         self.units += 1;
@@ -110,19 +120,7 @@ impl Reader<'_, '_> {
             return;
         };
         let normal = Text::new(&rendered.text, Kind::Script);
-        let origin = Origin {
-            file: self.path,
-            kind: Kind::Script,
-            decoded: None,
-            lines: Some(&rendered.lines),
-        };
-        // Payloads are decoded from the file as written; the normal form
-        // is not decoded again.
-        let context = Context {
-            depth: super::engine::MAX_DEPTH,
-            ..*self.context
-        };
-        scan_text(&normal, &context, &origin, self.found);
+        self.patterns.scan(&normal, &rendered.lines);
         let line_of = |at: usize| rendered.line_of(at) + 1;
         let style = match unit.lang {
             Lang::Shell => Style::Shell,
@@ -205,11 +203,9 @@ impl Reader<'_, '_> {
             first_line: 0,
         };
         // Found inside one line of the file: every finding is on it.
-        let mut found = Found::default();
-        std::mem::swap(&mut found, self.found);
+        self.patterns.enter();
         self.unit(&unit, depth);
-        std::mem::swap(&mut found, self.found);
-        self.found.absorb(found, line + 1);
+        self.patterns.leave(line + 1);
         for e in &mut self.evidence[before..] {
             e.line = line + 1;
         }

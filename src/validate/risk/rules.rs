@@ -311,9 +311,9 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
 }
 
 /// A pattern with its pieces put in: `{FETCH}` and `{SH}` from the one
-/// list of each (`capability::signals`), and [`PIECES`].
+/// list of each (`signals`), and [`PIECES`].
 pub fn expand(regex: &str) -> String {
-    use super::capability::signals::{FETCH_COMMANDS, SHELLS, SHELL_DECODERS};
+    use super::signals::{FETCH_COMMANDS, SHELLS, SHELL_DECODERS};
     let words = |list: &[&str]| {
         list.iter()
             .map(|w| regex::escape(w))

@@ -288,8 +288,8 @@ fn dotenv_sent(evidence: &[Evidence], read: &Evidence) -> bool {
 /// user logs in), not only to a language model's API, and to a host
 /// written in the code (a drop point, a fixed domain, loopback included).
 fn sends_away(evidence: &[Evidence]) -> Option<&Evidence> {
-    use super::signals::MODEL_APIS;
     use crate::validate::risk::hosts::is_under;
+    use crate::validate::risk::signals::MODEL_APIS;
     evidence.iter().find(|e| {
         let Capability::Send(drop) = e.capability else {
             return false;

@@ -6,13 +6,14 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
-use super::signals::{
-    COLLECTS, DECODERS, DROP_ENDPOINTS, EVALUATORS, IDENTITY, INDEX_FLAGS, PERSIST,
-    POPULAR_PACKAGES, PRIVILEGE, PRIVILEGE_FILES, READS, REAL_INDEXES, REVERSE_SHELLS, SAFETY_OFF,
-    SECRETS, SENDS, SHELL_DECODERS, SHELL_ON_SOCKET, SOCKETS, STEER,
-};
+use super::lines::{is_metadata, lookalike_of_forge, paragraphs, typosquat, writes_to};
 use super::{Capability, Evidence, Secret};
 use crate::validate::risk::hosts;
+use crate::validate::risk::signals::{
+    COLLECTS, DECODERS, DROP_ENDPOINTS, EVALUATORS, IDENTITY, INDEX_FLAGS, PERSIST, PRIVILEGE,
+    PRIVILEGE_FILES, READS, REAL_INDEXES, REVERSE_SHELLS, SAFETY_OFF, SECRETS, SENDS,
+    SHELL_DECODERS, SHELL_ON_SOCKET, SOCKETS, STEER,
+};
 use crate::validate::risk::text::excerpt;
 
 /// What one pattern of the set stands for.
@@ -451,80 +452,6 @@ pub fn detect_prose(
     }
 }
 
-/// Whether the line writes to what starts at `at`: after a redirection or
-/// `tee`, as the last word of `cp`/`mv`/`install`/`ln`, in a call that
-/// opens it for writing, or on a line that edits it in place.
-fn writes_to(line: &str, at: usize) -> bool {
-    let before = line[..at].trim_end_matches(|c: char| {
-        c.is_alphanumeric()
-            || matches!(
-                c,
-                '~' | '$' | '{' | '}' | '/' | '.' | '_' | '-' | '"' | '\''
-            )
-    });
-    let before = before.trim_end();
-    let word = before
-        .rsplit(|c: char| c.is_whitespace() || c == '(')
-        .next()
-        .unwrap_or("");
-    if before.ends_with('>') || matches!(word, "tee" | "-a") {
-        return true;
-    }
-    let first = line.split_whitespace().next().unwrap_or("");
-    let first = first.rsplit('/').next().unwrap_or(first);
-    let last_word = !line[at..].trim().contains(char::is_whitespace);
-    if matches!(first, "cp" | "mv" | "install" | "ln") && last_word {
-        return true;
-    }
-    if matches!(first, "sed" | "perl") && line.contains(" -i") {
-        return true;
-    }
-    const CALLS: &[&str] = &[
-        "writeFile",
-        "appendFile",
-        "Add-Content",
-        "Set-Content",
-        "Out-File",
-        "write_text",
-        "write_bytes",
-        "createWriteStream",
-        "copyfile",
-        "copy2",
-        "shutil.copy",
-    ];
-    let opened = line[..at].rfind("open(").is_some_and(|i| {
-        let call = &line[i..];
-        ["'w", "\"w", "'a", "\"a"].iter().any(|m| call.contains(m))
-    });
-    opened || CALLS.iter().any(|c| line[..at].contains(c))
-}
-
-/// Whether `host` is a cloud metadata service.
-fn is_metadata(host: &str) -> bool {
-    matches!(
-        host,
-        "169.254.169.254" | "metadata.google.internal" | "fd00:ec2::254"
-    )
-}
-
-/// Hosts code is fetched from, whose one-letter misspellings are squats.
-const FORGES: &[&str] = &[
-    "github.com",
-    "gitlab.com",
-    "pypi.org",
-    "npmjs.com",
-    "npmjs.org",
-    "githubusercontent.com",
-    "pythonhosted.org",
-    "golang.org",
-    "crates.io",
-];
-
-/// Whether `host` is one edit away from a forge or index.
-fn lookalike_of_forge(host: &str) -> bool {
-    !FORGES.contains(&host) && FORGES.iter().any(|f| one_edit(host, f))
-}
-
 /// How a stretch of code is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -535,86 +462,4 @@ pub enum Style {
     Program,
     /// Configuration: every value is a setting.
     Config,
-}
-
-/// The paragraphs of `prose` (lines up to a blank one, joined by spaces,
-/// at most 2,000 bytes each), with the offset each starts at.
-fn paragraphs(prose: &str) -> Vec<(usize, String)> {
-    let mut out = Vec::new();
-    let mut current: Option<(usize, String)> = None;
-    let mut offset = 0;
-    for line in prose.split('\n') {
-        let at = offset;
-        offset += line.len() + 1;
-        if line.trim().is_empty() {
-            out.extend(current.take());
-            continue;
-        }
-        match &mut current {
-            Some((_, text)) if text.len() < 2000 => {
-                text.push(' ');
-                text.push_str(line.trim());
-            }
-            Some(_) => {
-                out.extend(current.take());
-                current = Some((at, line.trim().to_string()));
-            }
-            None => current = Some((at, line.trim().to_string())),
-        }
-    }
-    out.extend(current);
-    out
-}
-
-/// The package on an install line one edit away from a popular one.
-fn typosquat(line: &str) -> Option<&str> {
-    let config = !line.contains(" install") && !line.contains(" add ");
-    line.split(|c: char| c.is_whitespace() || c == ',')
-        .skip_while(|w| !config && !matches!(*w, "install" | "add" | "i" | "-y" | "npx" | "uvx"))
-        .skip(usize::from(!config))
-        .map(|w| {
-            let w = w.trim_matches(|c| matches!(c, '"' | '\'' | ';' | ')' | '[' | ']'));
-            // `@scope/name@1.2`: the name.
-            let w = w.rsplit('/').next().unwrap_or(w);
-            w.split(['=', '<', '>', '~', '[', '@']).next().unwrap_or("")
-        })
-        .filter(|w| !w.starts_with('-') && w.len() >= 4)
-        .find(|w| {
-            let w = w.to_ascii_lowercase();
-            !POPULAR_PACKAGES.contains(&w.as_str())
-                && POPULAR_PACKAGES.iter().any(|p| one_edit(&w, p))
-        })
-}
-
-/// Whether `a` is one insertion, deletion, substitution or swap of two
-/// neighbours away from `b`.
-fn one_edit(a: &str, b: &str) -> bool {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a == b || a.len().abs_diff(b.len()) > 1 {
-        return false;
-    }
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let (ra, rb) = (&a[prefix..], &b[prefix..]);
-    match ra.len().cmp(&rb.len()) {
-        std::cmp::Ordering::Equal => {
-            ra[1..] == rb[1..]
-                || (ra.len() >= 2 && ra[0] == rb[1] && ra[1] == rb[0] && ra[2..] == rb[2..])
-        }
-        std::cmp::Ordering::Greater => ra[1..] == *rb,
-        std::cmp::Ordering::Less => *ra == rb[1..],
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_edit;
-
-    #[test]
-    fn one_edit_finds_misspellings_only() {
-        assert!(one_edit("reqeusts", "requests"));
-        assert!(one_edit("requets", "requests"));
-        assert!(one_edit("colourama", "colorama"));
-        assert!(!one_edit("requests", "requests"));
-        assert!(!one_edit("flask", "django"));
-    }
 }

@@ -45,7 +45,7 @@ pub struct Target {
 /// `$VARIABLE`.
 pub fn target(command: &str, owner: &str) -> Option<Target> {
     let lower = command.to_ascii_lowercase();
-    use super::capability::signals::{FETCH_CALLS, FETCH_COMMANDS};
+    use super::signals::{FETCH_CALLS, FETCH_COMMANDS};
     let after_fetch = FETCH_COMMANDS
         .iter()
         .chain(FETCH_CALLS)

@@ -8,7 +8,7 @@
 //! `code`), one statement a line, so quoting, escapes and names bound to
 //! literals are already resolved.
 
-use super::{Persist, Secret, Steer};
+use super::concepts::{Persist, Secret, Steer};
 
 /// Commands that fetch a URL (shell and PowerShell), matched as words
 /// in any case: the rules' `{FETCH}`.
