@@ -388,7 +388,8 @@ async fn sections_without_a_vector_load_and_are_found_by_their_words() {
         response
             .results
             .iter()
-            .any(|r| r.description == "Forms" && r.metadata.skill == "pdf"),
+            .any(|r| r.section_title.as_ref().is_some_and(|t| *t == "Forms")
+                && r.metadata.skill == "pdf"),
         "{:?}",
         response.results
     );

@@ -17,8 +17,12 @@ pub struct SearchResult {
     pub identifier: AgentText,
     /// The skill's folder name.
     pub display_name: AgentText,
-    /// The section title, or the skill description for a skill hit.
+    /// The skill's description (for a section hit too; its heading when
+    /// the skill has none).
     pub description: AgentText,
+    /// For a section hit, the section's title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section_title: Option<AgentText>,
     /// `application/ai-skill`.
     pub media_type: String,
     /// Link to the file (and section), pinned to the commit.
@@ -66,10 +70,11 @@ pub struct SearchMetadata {
 /// The fields of the results a skill's author wrote (a third party): what
 /// `serve`'s `/search` says is untrusted, so a consumer that hands them to
 /// an agent can mark them.
-pub const UNTRUSTED_FIELDS: [&str; 11] = [
+pub const UNTRUSTED_FIELDS: [&str; 12] = [
     "results[].identifier",
     "results[].displayName",
     "results[].description",
+    "results[].sectionTitle",
     "results[].url",
     "results[].metadata.skill",
     "results[].metadata.path",
@@ -86,11 +91,15 @@ pub const UNTRUSTED_NOTE: &str = "Written by the skills' authors (third parties)
 impl SearchResult {
     /// `result` as Agent Finder's `SearchResult`, found by `engine`.
     pub fn of(result: &Presented, engine: &str) -> Self {
-        let description = if result.kind == KIND_SKILL || result.title.is_empty() {
-            result.description.clone()
-        } else {
+        // A section hit still describes the skill: the section's title
+        // has a field of its own.
+        let section = result.kind != KIND_SKILL && !result.title.is_empty();
+        let description = if result.description.is_empty() && section {
             result.title.clone()
+        } else {
+            result.description.clone()
         };
+        let section_title = section.then(|| result.title.clone());
         Self {
             // Made of two cleaned texts, cleaned again as one: joined,
             // they could spell what neither does.
@@ -101,6 +110,7 @@ impl SearchResult {
             )),
             display_name: result.folder.clone(),
             description,
+            section_title,
             media_type: SKILL_MEDIA_TYPE.to_string(),
             url: result.url.clone(),
             score: result.score,
@@ -151,7 +161,8 @@ mod tests {
         let value = serde_json::to_value(SearchResult::of(&present(doc), "meilisearch")).unwrap();
         assert_eq!(value["identifier"], "huggingface-skills:x-1");
         assert_eq!(value["displayName"], "pdf");
-        assert_eq!(value["description"], "Merging");
+        assert_eq!(value["description"], "Reads PDFs");
+        assert_eq!(value["sectionTitle"], "Merging");
         assert_eq!(value["mediaType"], "application/ai-skill");
         assert_eq!(value["score"], 0.9679);
         assert_eq!(value["metadata"]["sourceType"], "meilisearch");
@@ -162,5 +173,11 @@ mod tests {
             "embedded",
         );
         assert_eq!(skill.description, "Reads PDFs");
+        assert_eq!(skill.section_title, None);
+        let bare = SearchResult::of(
+            &present(json!({"kind": "skill_section", "title": "Merging", "skill": "pdf"})),
+            "embedded",
+        );
+        assert_eq!(bare.description, "Merging");
     }
 }
