@@ -12,6 +12,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use agentfinder_skills_serve::present::AgentText;
+
 use crate::config::Config;
 use crate::parse::parse_skill;
 use crate::parse::read::read_shipped;
@@ -48,14 +50,15 @@ pub enum LintError {
 /// One finding of `lint`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LintFinding {
-    /// The SKILL.md, relative to the folder linted.
-    pub path: String,
+    /// The SKILL.md, relative to the folder linted (the author's text,
+    /// cleaned as an agent receives it: `lint --json` is read by agents).
+    pub path: AgentText,
     /// 1-based line, where one applies.
     pub line: Option<usize>,
     /// The warning class (or the skip reason's class).
     pub class: String,
-    /// What was found.
-    pub message: String,
+    /// What was found (quoting the author's text, cleaned).
+    pub message: AgentText,
     /// Whether it breaks the Agent Skills specification (a skipped file
     /// does: an agent cannot load it).
     pub spec: bool,
@@ -65,7 +68,7 @@ pub struct LintFinding {
     /// For a risk finding: the file's text it was found in, as written
     /// (cut short).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub excerpt: Option<String>,
+    pub excerpt: Option<AgentText>,
 }
 
 /// What `lint` found.
@@ -142,20 +145,20 @@ pub fn lint_as(root: &Path, config: &Config, repo: Option<&str>) -> Result<LintR
         };
         let findings = match std::fs::read(file) {
             Err(e) => vec![LintFinding {
-                path: entry.path.clone(),
+                path: AgentText::field(&entry.path),
                 line: None,
                 class: "unreadable".into(),
-                message: e.to_string(),
+                message: AgentText::field(&e.to_string()),
                 spec: true,
                 severity: Severity::Info,
                 excerpt: None,
             }],
             Ok(bytes) => match parse_skill(&bytes, &options) {
                 Err(unusable) => vec![LintFinding {
-                    path: entry.path.clone(),
+                    path: AgentText::field(&entry.path),
                     line: None,
                     class: unusable.class().to_string(),
-                    message: format!("skipped: {unusable}"),
+                    message: AgentText::field(&format!("skipped: {unusable}")),
                     spec: true,
                     severity: Severity::Info,
                     excerpt: None,
@@ -241,10 +244,10 @@ fn named(root: &Path, config: &Config, repo: Option<&str>) -> Config {
 
 fn lint_finding(path: &str, finding: &Finding) -> LintFinding {
     LintFinding {
-        path: path.to_string(),
+        path: AgentText::field(path),
         line: finding.line,
         class: finding.class.as_str().to_string(),
-        message: finding.message.clone(),
+        message: AgentText::field(&finding.message),
         spec: SPEC_CLASSES.contains(&finding.class),
         severity: Severity::Info,
         excerpt: None,
@@ -265,10 +268,10 @@ fn risk_findings(
     let mut findings: Vec<LintFinding> = unreadable
         .into_iter()
         .map(|(relative, e)| LintFinding {
-            path: in_folder(folder, relative),
+            path: AgentText::field(&in_folder(folder, relative)),
             line: None,
             class: "shipped-unreadable".into(),
-            message: format!("could not be read for the risk rules: {e}"),
+            message: AgentText::field(&format!("could not be read for the risk rules: {e}")),
             spec: false,
             severity: Severity::Info,
             excerpt: None,
@@ -281,12 +284,12 @@ fn risk_findings(
 
 fn risk_finding(folder: &str, finding: RiskFinding) -> LintFinding {
     LintFinding {
-        path: in_folder(folder, &finding.file),
+        path: AgentText::field(&in_folder(folder, &finding.file)),
         line: finding.line.map(|l| l as usize),
         class: finding.class,
-        message: finding.why,
+        message: AgentText::field(&finding.why),
         spec: false,
         severity: finding.severity,
-        excerpt: Some(finding.excerpt),
+        excerpt: Some(AgentText::field(&finding.excerpt)),
     }
 }
