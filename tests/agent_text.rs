@@ -173,11 +173,11 @@ fn search_json_and_find_give_cleaned_text() {
         .iter()
         .find(|r| r["metadata"]["path"] == "skills/pdf-quokka/SKILL.md")
         .unwrap_or_else(|| panic!("{results:#}"));
-    // The section that matched: its full-width heading is its title, and
-    // its anchor slug the link's end.
+    // The section that matched: its full-width heading is its title (a
+    // field of its own), and its anchor slug the link's end.
     assert_eq!(quokka["metadata"]["kind"], "skill_section", "{quokka:#}");
     assert!(
-        quokka["description"]
+        quokka["sectionTitle"]
             .as_str()
             .unwrap()
             .starts_with("[envelope marker removed]"),
