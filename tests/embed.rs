@@ -671,13 +671,17 @@ fn a_build_stopped_by_its_timeout_shares_what_it_embedded() {
         .unwrap();
         path
     };
-    // Held while writing, after embedding, past the source's timeout.
-    let first = config("cache-a", 1);
+    // Held while writing, after embedding, past the source's timeout. The
+    // embedder stops between slices when the timeout is noticed, so the
+    // timeout leaves room for the first slice (loading the model and
+    // embedding 4 documents take about 2 s here, more on a loaded machine);
+    // the pause then outlasts it.
+    let first = config("cache-a", 8);
     let out = binary()
         .args(["build", "--config"])
         .arg(&first)
         .current_dir(work.path())
-        .env("AGENTFINDER_PAUSE", "commit-after-parts:3")
+        .env("AGENTFINDER_PAUSE", "commit-after-parts:14")
         .output()
         .unwrap();
     assert!(stderr(&out).contains("timed out after"), "{}", stderr(&out));
