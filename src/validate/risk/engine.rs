@@ -200,6 +200,10 @@ impl reading::Patterns for PatternScan<'_> {
             self.target().absorb(inner, line);
         }
     }
+
+    fn gave_up(&mut self, why: &str) {
+        gave_up(self.found, self.file, why.to_string());
+    }
 }
 
 /// Records that the scan gave up on `file`, and why.

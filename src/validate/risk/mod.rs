@@ -203,8 +203,24 @@ impl Class {
 /// Every finding of the rules in `skill`'s files, most severe first (then
 /// by file and line). At most one finding per class and line of a file
 /// (the most severe), and a bounded number per rule and file.
+///
+/// A rule that fails (a panic) does not end the build: the skill gets one
+/// `unscanned` finding saying the scan gave up, and the rest is built.
 pub fn scan(skill: &SkillFiles<'_>) -> Vec<RiskFinding> {
-    engine::scan(skill)
+    let scanned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::scan(skill)));
+    scanned.unwrap_or_else(|_| {
+        let why =
+            "the scan gave up on this skill: a rule failed on its files, so nothing was checked";
+        vec![RiskFinding {
+            class: Class::Unscanned.as_str().to_string(),
+            severity: Severity::Medium,
+            file: "SKILL.md".to_string(),
+            line: None,
+            excerpt: String::new(),
+            why: why.to_string(),
+            context: None,
+        }]
+    })
 }
 
 /// The findings over a skill folder's SKILL.md (`skill_md`: its bytes and

@@ -56,6 +56,8 @@ pub trait Patterns {
     /// Files what was gathered since the matching `enter` on `line`
     /// (1-based).
     fn leave(&mut self, line: u32);
+    /// Says that part of the file was not read as code, and why.
+    fn gave_up(&mut self, why: &str);
 }
 
 /// Reads `text` (the file at `path`) as code and instructions: its code
@@ -119,6 +121,10 @@ impl Reader<'_> {
         let Some(rendered) = code::render(unit) else {
             return;
         };
+        if rendered.cut {
+            self.patterns
+                .gave_up("code too intricate to read whole: the rest of it was scanned as written");
+        }
         let normal = Text::new(&rendered.text, Kind::Script);
         self.patterns.scan(&normal, &rendered.lines);
         let line_of = |at: usize| rendered.line_of(at) + 1;

@@ -71,6 +71,9 @@ pub struct Rendered {
     /// Heredoc bodies and other embedded programs, with the language
     /// their reader names (`python3 - <<EOF`), when it names one.
     pub embedded: Vec<(Option<Lang>, Literal)>,
+    /// Whether the rendering spent its budget and copied the rest as
+    /// written.
+    pub cut: bool,
 }
 
 impl Rendered {

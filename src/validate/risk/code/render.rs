@@ -17,6 +17,10 @@ pub const MAX_BINDINGS: usize = 512;
 pub const MAX_BINDING_BYTES: usize = 4096;
 /// The longest expression a name stands for.
 pub const MAX_EXPR_BYTES: usize = 300;
+/// How many syntax nodes one rendering may visit: past it, what is left
+/// is copied as written and the rendering says it was cut (nested
+/// substitutions could otherwise cost more than linear time).
+pub const MAX_VISITS: usize = 200_000;
 /// Most literals kept per unit.
 pub const MAX_LITERALS: usize = 512;
 /// The longest rendering kept, in bytes (a bound that expansion of names
@@ -61,6 +65,8 @@ pub struct Out {
     pub rendered: Rendered,
     /// Names bound to literal strings.
     pub vars: HashMap<String, String>,
+    /// Nodes visited so far (see [`MAX_VISITS`]).
+    pub visits: usize,
     /// Names bound to other short expressions, as rendered (`p =
     /// expanduser('~/.claude/settings.json')`, `r = urlopen(u).read()`):
     /// a use of the name reads as the expression.
@@ -68,6 +74,16 @@ pub struct Out {
 }
 
 impl Out {
+    /// Counts one node visited; `false` once the budget is spent.
+    pub fn visit(&mut self) -> bool {
+        self.visits += 1;
+        if self.visits > MAX_VISITS {
+            self.rendered.cut = true;
+            return false;
+        }
+        true
+    }
+
     /// Appends `s` (kept on one line) from file line `row`.
     pub fn push(&mut self, s: &str, row: usize) {
         if s.is_empty() || self.rendered.text.len() > MAX_RENDERED_BYTES {

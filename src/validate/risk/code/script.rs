@@ -44,7 +44,7 @@ struct Script<'s> {
 impl Script<'_> {
     fn node(&mut self, node: Node<'_>, depth: usize) {
         let row = node.start_position().row;
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || !self.out.visit() {
             self.out.push(text(node, self.src), row);
             return;
         }

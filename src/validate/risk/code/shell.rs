@@ -92,7 +92,7 @@ impl Shell<'_> {
 
     fn node(&mut self, node: Node<'_>, depth: usize) {
         let row = self.row(node);
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || !self.out.visit() {
             self.out.push(text(node, self.src), row);
             return;
         }
@@ -130,9 +130,11 @@ impl Shell<'_> {
                 ));
             }
             "command" => {
+                // The program's name as written (its value is rendered
+                // with the other words below: once).
                 let name = node
                     .child_by_field_name("name")
-                    .map(|n| self.value(n, depth + 1));
+                    .map(|n| unescape_word(text(n, self.src)));
                 let outer = std::mem::replace(
                     &mut self.command,
                     name.map(|n| n.rsplit('/').next().unwrap_or(&n).to_string()),
@@ -174,7 +176,7 @@ impl Shell<'_> {
     /// What the shell makes of a word-like node.
     fn value(&mut self, node: Node<'_>, depth: usize) -> String {
         let raw = text(node, self.src);
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || !self.out.visit() {
             return raw.to_string();
         }
         let row = self.row(node);

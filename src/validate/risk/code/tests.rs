@@ -44,3 +44,35 @@ fn names_bound_to_expressions_read_as_them() {
         "{out}"
     );
 }
+
+#[test]
+fn nested_substitutions_render_in_linear_work() {
+    // Each level's command name is itself a substitution: rendering a name
+    // twice per level would take 2^40 steps.
+    let depth = 40;
+    let src = format!(
+        "{}echo x{}\n",
+        "$(".repeat(depth),
+        ") y".repeat(depth)
+    );
+    let rendered = render(&Unit {
+        lang: Lang::Shell,
+        src: &src,
+        first_line: 0,
+    })
+    .unwrap_or_default();
+    assert!(!rendered.cut, "{}", rendered.text);
+    assert!(rendered.text.contains("x y) y"), "{}", rendered.text);
+}
+
+#[test]
+fn a_rendering_past_its_budget_says_it_was_cut() {
+    let src = "a b c d e f g h\n".repeat(super::render::MAX_VISITS / 8);
+    let rendered = render(&Unit {
+        lang: Lang::Shell,
+        src: &src,
+        first_line: 0,
+    })
+    .unwrap_or_default();
+    assert!(rendered.cut);
+}
