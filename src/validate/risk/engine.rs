@@ -73,6 +73,16 @@ pub struct Origin<'a> {
     pub lines: Option<&'a [u32]>,
 }
 
+/// The classes whose text checks read code in normal form too.
+const NORMAL_FORM_CLASSES: &[Class] = &[
+    Class::CredentialExfiltration,
+    Class::CredentialAccess,
+    Class::DownloadExecute,
+    Class::DecodeExecute,
+    Class::EncryptedArchive,
+    Class::RawIp,
+];
+
 /// Files larger than this are not read by the text rules (a finding says
 /// so): no skill's script or instructions come near it.
 pub const MAX_SCAN_BYTES: usize = 8 << 20;
@@ -314,6 +324,11 @@ pub fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, fo
         }
     }
     for rule in RULES {
+        // Code in normal form is read again for what its spelling hid;
+        // the checks of characters and layout read the file as written.
+        if origin.lines.is_some() && !NORMAL_FORM_CLASSES.contains(&rule.class) {
+            continue;
+        }
         if let Matcher::Text(check) = rule.matcher {
             // Hits past the per-rule cap would be dropped anyway; reading
             // their context costs time.

@@ -29,8 +29,33 @@ enum Signal {
     Steer(super::Steer),
 }
 
+/// Indices of the per-line tests in `Detector::flags`.
+const F_SEARCH_LINE: usize = 0;
+const F_DATA_LINE: usize = 1;
+const F_DROP_POINTS: usize = 2;
+const F_DATA_IN_LINE: usize = 3;
+const F_REQUEST_WITH_DATA: usize = 4;
+const F_INSTALL: usize = 5;
+const F_PROGRAM_READ: usize = 6;
+const F_CLIPBOARD_READ: usize = 7;
+const F_CLIPBOARD_WRITE: usize = 8;
+const F_WALLET_ADDRESS: usize = 9;
+const F_FETCH_CALL: usize = 10;
+const F_EVAL_CALL: usize = 11;
+const F_DECODER: usize = 12;
+const F_IDENTITY: usize = 13;
+const F_COLLECTS: usize = 14;
+const F_SOCKET: usize = 15;
+const F_SHELL_ON_SOCKET: usize = 16;
+const F_EXPLICIT_READ: usize = 17;
+const F_INSPECT_ONLY: usize = 18;
+const F_READS: usize = 19;
+const F_PERSIST_COMMANDS: usize = 20;
+
 /// The compiled lists.
 pub struct Detector {
+    /// Every per-line test below in one set: one pass over a line.
+    flags: RegexSet,
     set: RegexSet,
     signals: Vec<Signal>,
     reads: Regex,
@@ -124,7 +149,8 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         .size_limit(32 << 20)
         .build()
         .unwrap_or_else(|e| panic!("steer patterns: {e}"));
-    Detector {
+    let mut detector = Detector {
+        flags: RegexSet::empty(),
         set,
         signals,
         reads: regex(READS),
@@ -182,7 +208,36 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         any_safety: any_of(SAFETY_OFF),
         steer,
         steer_kinds,
-    }
+    };
+    detector.flags = RegexSetBuilder::new([
+        detector.search_line.as_str(),
+        detector.data_line.as_str(),
+        detector.drop_points.as_str(),
+        detector.data_in_line.as_str(),
+        detector.request_with_data.as_str(),
+        detector.install.as_str(),
+        detector.program_read.as_str(),
+        detector.clipboard_read.as_str(),
+        detector.clipboard_write.as_str(),
+        detector.wallet_address.as_str(),
+        detector.fetch_call.as_str(),
+        detector.eval_call.as_str(),
+        detector.decoder.as_str(),
+        detector.identity.as_str(),
+        detector.collects.as_str(),
+        detector.socket.as_str(),
+        detector.shell_on_socket.as_str(),
+        detector.explicit_read.as_str(),
+        detector.inspect_only.as_str(),
+        detector.reads.as_str(),
+        detector.persist_commands.as_str(),
+    ])
+    .multi_line(true)
+    .size_limit(64 << 20)
+    .dfa_size_limit(64 << 20)
+    .build()
+    .unwrap_or_else(|e| panic!("capability flags: {e}"));
+    detector
 });
 
 impl Detector {
@@ -228,16 +283,21 @@ pub fn detect_code(
         };
         // A public key is no secret; a line that is only data (a list of
         // paths a scanner looks for) reads nothing.
-        let keyless = d.public_key.replace_all(line, "public-key");
+        let keyless = if line.contains(".pub") {
+            d.public_key.replace_all(line, "public-key")
+        } else {
+            std::borrow::Cow::Borrowed(line)
+        };
         let matched = d.set.matches(&keyless);
+        let f = d.flags.matches(line);
         // A search's pattern is data; so are a program's literal lists
         // and printed text (a scanner's list of paths); a config's lists
         // are its settings.
-        let searched = d.search_line.is_match(line) && !line.contains('>') && !line.contains("||");
+        let searched = f.matched(F_SEARCH_LINE) && !line.contains('>') && !line.contains("||");
         // What `ssh host '...'` runs, runs on the host the user names.
         let remote = matches!(line.split_whitespace().next(), Some("ssh"));
         let data_only = style != Style::Config
-            && (searched || (style == Style::Program && d.data_line.is_match(line)));
+            && (searched || (style == Style::Program && f.matched(F_DATA_LINE)));
         // A Unix socket stays on the machine.
         let sends = matched.iter().any(|i| matches!(d.signals[i], Signal::Send))
             && !line.contains("AF_UNIX");
@@ -250,11 +310,11 @@ pub fn detect_code(
                         // whether it then leaves is the combination's call.
                         Secret::DotEnv => {
                             !data_only
-                                && (sends || d.explicit_read.is_match(line))
+                                && (sends || f.matched(F_EXPLICIT_READ))
                                 && !matches!(line.split_whitespace().next(), Some("scp" | "rsync"))
                         }
-                        Secret::Environment => sends || !d.inspect_only.is_match(line),
-                        _ => !data_only && (names_read || d.reads.is_match(line)),
+                        Secret::Environment => sends || !f.matched(F_INSPECT_ONLY),
+                        _ => !data_only && (names_read || f.matched(F_READS)),
                     };
                     if !read && style == Style::Program && secret_named.is_none() {
                         secret_named = Some((at, line.to_string(), kind));
@@ -270,7 +330,7 @@ pub fn detect_code(
                         .iter()
                         .filter(|(k, _)| *k == kind)
                         .any(|(_, re)| re.find_iter(line).any(|m| writes_to(line, m.start())));
-                    if !data_only && !remote && (written || d.persist_commands.is_match(line)) {
+                    if !data_only && !remote && (written || f.matched(F_PERSIST_COMMANDS)) {
                         push(Capability::Persist(kind, strong), Vec::new());
                     }
                 }
@@ -300,17 +360,17 @@ pub fn detect_code(
             && !(line.contains("169.254.169.254") || line.contains("metadata.google.internal"))
             || (sends && targets.iter().any(|t| !is_metadata(&t.host)));
         if sends {
-            let drop = d.drop_points.is_match(line)
+            let drop = f.matched(F_DROP_POINTS)
                 || line.contains("/dev/tcp/")
                 || line.contains("/dev/udp/")
                 || matches!(
                     line.split_whitespace().next(),
                     Some("dig" | "nslookup" | "host")
                 );
-            let carries = d.data_in_line.is_match(line);
+            let carries = f.matched(F_DATA_IN_LINE);
             push(Capability::Send(drop && carries), targets);
-        } else if d.drop_points.is_match(line)
-            && (d.data_in_line.is_match(line) || d.request_with_data.is_match(line))
+        } else if f.matched(F_DROP_POINTS)
+            && (f.matched(F_DATA_IN_LINE) || f.matched(F_REQUEST_WITH_DATA))
         {
             push(Capability::Send(true), hosts::targets(line));
         }
@@ -320,13 +380,14 @@ pub fn detect_code(
                 push(Capability::LookalikeIndex, Vec::new());
             }
         }
-        if (d.install.is_match(line) || style == Style::Config) && typosquat(line).is_some() {
+        if (f.matched(F_INSTALL) || style == Style::Config) && typosquat(line).is_some() {
             push(Capability::Typosquat, Vec::new());
         }
-        if d.lookalike_host
-            .captures_iter(line)
-            .filter_map(|c| c.get(1))
-            .any(|m| lookalike_of_forge(&m.as_str().to_ascii_lowercase()))
+        if (line.contains("://") || f.matched(F_INSTALL))
+            && d.lookalike_host
+                .captures_iter(line)
+                .filter_map(|c| c.get(1))
+                .any(|m| lookalike_of_forge(&m.as_str().to_ascii_lowercase()))
         {
             push(Capability::LookalikeIndex, Vec::new());
         }
@@ -337,15 +398,15 @@ pub fn detect_code(
         };
         // What one line does alone, the pattern rules read with its host;
         // here only what two lines do together.
-        file_read |= d.program_read.is_match(line);
-        if clip_read.is_none() && d.clipboard_read.is_match(line) {
+        file_read |= f.matched(F_PROGRAM_READ);
+        if clip_read.is_none() && f.matched(F_CLIPBOARD_READ) {
             clip_read = Some((at, line.to_string()));
         }
-        clip_write |= d.clipboard_write.is_match(line);
-        wallet_literal |= d.wallet_address.is_match(line);
-        let fetches = d.fetch_call.is_match(line);
-        let evals = d.eval_call.is_match(line);
-        let decodes = d.decoder.is_match(line);
+        clip_write |= f.matched(F_CLIPBOARD_WRITE);
+        wallet_literal |= f.matched(F_WALLET_ADDRESS);
+        let fetches = f.matched(F_FETCH_CALL);
+        let evals = f.matched(F_EVAL_CALL);
+        let decodes = f.matched(F_DECODER);
         // In a program, a fetch evaluated on its own line
         // (`new Function(await (await fetch(u)).text())`) is one too; in
         // shell, that line is the pattern rules' (with the installer table).
@@ -354,8 +415,8 @@ pub fn detect_code(
             first(&mut fetch_line, true);
         }
         first(&mut fetch_line, fetches && !evals);
-        let identity_sent = sends && d.identity.is_match(line);
-        if (d.collects.is_match(line) || identity_sent) && !data_only {
+        let identity_sent = sends && f.matched(F_IDENTITY);
+        if (f.matched(F_COLLECTS) || identity_sent) && !data_only {
             push(Capability::Collect, Vec::new());
         }
         first(
@@ -363,8 +424,8 @@ pub fn detect_code(
             evals && (!fetches || (!piped && style == Style::Program)) && !decodes,
         );
         first(&mut decode_line, decodes && !evals);
-        first(&mut socket_line, d.socket.is_match(line));
-        first(&mut shell_line, d.shell_on_socket.is_match(line));
+        first(&mut socket_line, f.matched(F_SOCKET));
+        first(&mut shell_line, f.matched(F_SHELL_ON_SOCKET));
     }
     // In a program, a secret's path named on one line and a file read on
     // another (`paths = [join(home, '.ssh', 'id_rsa')]` ... `readFileSync(p)`).
