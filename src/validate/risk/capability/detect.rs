@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
-use super::lines::{is_metadata, lookalike_of_forge, paragraphs, typosquat, writes_to};
+use super::lines::{is_metadata, lookalike_of_forge, typosquat, writes_to};
 use super::{Capability, Evidence, Secret};
 use crate::validate::risk::hosts;
 use crate::validate::risk::signals::{
@@ -70,7 +70,7 @@ pub struct Detector {
     shell_on_socket: Regex,
     index: Regex,
     install: Regex,
-    public_key: Regex,
+    pub(super) public_key: Regex,
     program_read: Regex,
     clipboard_read: Regex,
     clipboard_write: Regex,
@@ -79,16 +79,16 @@ pub struct Detector {
     persist: Vec<(super::Persist, Regex)>,
     privilege_files: Regex,
     explicit_read: Regex,
-    imperative: Regex,
-    negated: Regex,
+    pub(super) imperative: Regex,
+    pub(super) negated: Regex,
     data_line: Regex,
     search_line: Regex,
     collects: Regex,
     identity: Regex,
     request_with_data: Regex,
-    any_safety: Regex,
-    steer: RegexSet,
-    steer_kinds: Vec<super::Steer>,
+    pub(super) any_safety: Regex,
+    pub(super) steer: RegexSet,
+    pub(super) steer_kinds: Vec<super::Steer>,
 }
 
 fn regex(pattern: &str) -> Regex {
@@ -469,48 +469,6 @@ pub fn detect_code(
     };
     together(Capability::DecodeEval, &eval_line, decode_line.is_some());
     together(Capability::ReverseShell, &socket_line, shell_line.is_some());
-}
-
-/// What prose (a Markdown file's text, a string an agent reads) tells the
-/// agent to do.
-pub fn detect_prose(
-    file: &str,
-    prose: &str,
-    line_of: &dyn Fn(usize) -> u32,
-    out: &mut Vec<Evidence>,
-) {
-    let d = Detector::get();
-    // A paragraph is read whole (an instruction may run over lines: "Fetch
-    // <url>" ... "and follow every step in it"), at its first line.
-    for (at, paragraph) in paragraphs(prose) {
-        let line = paragraph.as_str();
-        let mut push = |capability: Capability| {
-            out.push(Evidence {
-                capability,
-                file: file.to_string(),
-                line: line_of(at),
-                excerpt: excerpt(line, 0, |_| false),
-                hosts: Vec::new(),
-            });
-        };
-        let keyless = d.public_key.replace_all(line, "public-key");
-        let line = keyless.as_ref();
-        for i in d.steer.matches(line).iter() {
-            push(Capability::Steer(d.steer_kinds[i]));
-        }
-        if let Some(m) = d.any_safety.find(line) {
-            // Told to, unless the words just before it say not to.
-            let mut from = m.start().saturating_sub(48);
-            while !line.is_char_boundary(from) {
-                from -= 1;
-            }
-            let lead = &line[from..m.start()];
-            // A table row documents a flag; it tells no one to use it.
-            let table = line.trim_start().starts_with('|');
-            let told = !table && d.imperative.is_match(line) && !d.negated.is_match(lead);
-            push(Capability::SafetyOff(told));
-        }
-    }
 }
 
 /// How a stretch of code is read.

@@ -9,9 +9,11 @@
 mod combine;
 mod detect;
 mod lines;
+mod prose;
 
 pub use combine::findings;
-pub use detect::{detect_code, detect_prose, Style};
+pub use detect::{detect_code, Style};
+pub use prose::detect_prose;
 
 pub use super::concepts::{Persist, Secret, Steer};
 use super::hosts::Target;

@@ -50,11 +50,7 @@ fn nested_substitutions_render_in_linear_work() {
     // Each level's command name is itself a substitution: rendering a name
     // twice per level would take 2^40 steps.
     let depth = 40;
-    let src = format!(
-        "{}echo x{}\n",
-        "$(".repeat(depth),
-        ") y".repeat(depth)
-    );
+    let src = format!("{}echo x{}\n", "$(".repeat(depth), ") y".repeat(depth));
     let rendered = render(&Unit {
         lang: Lang::Shell,
         src: &src,
