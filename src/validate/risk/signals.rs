@@ -158,7 +158,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Browser,
         true,
-        r#"(?i:Login Data|Web Data|\bCookies\b["'/\\]?|logins\.json|key[34]\.db|cookies\.sqlite|signons\.sqlite|cookies\.binarycookies|browser_cookie3|Chrome/User Data|Google/Chrome/|\.mozilla/firefox|BraveSoftware|Local State\b)"#,
+        r#"[/\\'"](?:Login Data|Web Data|Cookies|Local State)\b|(?i:logins\.json|key[34]\.db|cookies\.sqlite|signons\.sqlite|cookies\.binarycookies|browser_cookie3|Chrome/User Data|Google/Chrome/|\.mozilla/firefox|BraveSoftware)"#,
     ),
     (
         Secret::Wallet,
@@ -374,6 +374,8 @@ pub const INDEX_FLAGS: &str = r#"(?:--extra-index-url|--index-url|(?:^|\s)-i|--r
 /// Popular packages, whose one-letter misspellings are typosquats.
 pub const POPULAR_PACKAGES: &[&str] = &[
     "requests",
+    // npm's (deprecated) HTTP client, and an everyday word: itself, not a squat.
+    "request",
     "numpy",
     "pandas",
     "urllib3",

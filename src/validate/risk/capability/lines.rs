@@ -110,6 +110,28 @@ pub fn paragraphs(prose: &str) -> Vec<(usize, String)> {
 /// The package on an install line one edit away from a popular one.
 pub fn typosquat(line: &str) -> Option<&str> {
     let config = !line.contains(" install") && !line.contains(" add ");
+    // In a config, a package is a whole quoted value (`"@scope/name"`, a
+    // dependency's key), never a word of a description.
+    if config {
+        return line
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|value| !value.contains(char::is_whitespace))
+            .map(|value| {
+                let value = value.rsplit('/').next().unwrap_or(value);
+                value
+                    .split(['=', '<', '>', '~', '[', '@'])
+                    .next()
+                    .unwrap_or("")
+            })
+            .filter(|w| !w.starts_with('-') && w.len() >= 4)
+            .find(|w| {
+                let w = w.to_ascii_lowercase();
+                !POPULAR_PACKAGES.contains(&w.as_str())
+                    && POPULAR_PACKAGES.iter().any(|p| one_edit(&w, p))
+            });
+    }
     line.split(|c: char| c.is_whitespace() || c == ',')
         .skip_while(|w| !config && !matches!(*w, "install" | "add" | "i" | "-y" | "npx" | "uvx"))
         .skip(usize::from(!config))

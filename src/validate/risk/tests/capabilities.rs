@@ -146,6 +146,9 @@ fn honest() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
         ("environment printed for a bug report", vec![sh("echo '== environment =='\nenv | sort | grep -v -i -E 'token|key|secret'")]),
         ("a telegram bot sends the user's message", vec![py("import requests\ntoken = os.environ['TELEGRAM_TOKEN']\nrequests.post(f'https://api.telegram.org/bot{token}/sendMessage', data={'chat_id': os.environ['CHAT_ID'], 'text': sys.argv[1]})")]),
         ("an ssh host entry", vec![sh("printf 'Host work\\n  HostName %s\\n  User %s\\n' \"$1\" \"$2\" >> ~/.ssh/config")]),
+        ("Next.js cookies and an API call", vec![("app/route.ts", "import { cookies, headers } from 'next/headers';\nconst token = cookies().get('session');\nawait fetch('https://api.example-app.com/items', { method: 'POST', body: JSON.stringify({ a: 1 }) });\n".to_string())]),
+        ("a bash function's local state", vec![sh("react() {\n  local state=\"$1\"\n  curl -s -X POST -d \"{\\\"state\\\": \\\"$state\\\"}\" http://192.168.8.17:8000/api\n}")]),
+        ("a description that says request", vec![("openapi.json", "{\n  \"description\": \"If exists in the request then only pools are returned\",\n  \"summary\": \"request\"\n}\n".to_string())]),
         ("the environment copied for a child", vec![py("import subprocess\nenv = os.environ.copy()\nenv['LANG'] = 'C'\nsubprocess.run(['soffice', '--convert-to', 'pdf', sys.argv[1]], env=env)\nimport socket\ns = socket.socket(socket.AF_UNIX)")]),
     ]
 }
