@@ -10,8 +10,8 @@ use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::found::{At, Found, Said, PER_RULE_AND_FILE};
 use super::hit::{Context, FileHit, Hit};
-use super::hosts::{self, HostKind};
-use super::rules::{expand, Matcher, Mention, Rule, RULES};
+use super::hosts;
+use super::rules::{by_host, expand, Matcher, Mention, Rule, RULES};
 use super::text::{excerpt, floor_char, Kind, Text};
 use super::{
     capability, context, decode, mention, reading, rules, Class, RiskFinding, Severity, SkillFiles,
@@ -453,12 +453,4 @@ fn report(
 /// The line before the one starting at `start`, if any.
 fn previous_line<'t>(text: &'t Text<'_>, start: usize) -> Option<&'t str> {
     (start > 0).then(|| &text.raw[text.line_at(start - 1)])
-}
-
-/// The severity `table` gives `kind`.
-fn by_host(table: &[(HostKind, Severity)], kind: HostKind) -> Severity {
-    table
-        .iter()
-        .find(|(k, _)| *k == kind)
-        .map_or(Severity::High, |(_, s)| *s)
 }

@@ -85,6 +85,14 @@ pub const FETCHED: &[(HostKind, Severity)] = &[
     (HostKind::Local, Severity::Medium),
 ];
 
+/// The severity `table` gives `kind` (high for a kind it does not list).
+pub fn by_host(table: &[(HostKind, Severity)], kind: HostKind) -> Severity {
+    table
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(Severity::High, |(_, s)| *s)
+}
+
 /// Pieces the patterns share.
 pub const PIECES: &[(&str, &str)] = &[
     // After a `|`: an interpreter reading its program from standard input

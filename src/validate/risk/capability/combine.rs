@@ -19,6 +19,7 @@
 //! | a look-alike package index, a typosquatted package | high |
 
 use super::{Capability, Evidence, Secret, Steer};
+use crate::validate::risk::rules;
 use crate::validate::risk::Severity;
 
 /// One finding to report: its rule, where, how severe, and a note.
@@ -125,13 +126,8 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
             Capability::FetchEval => {
                 // Only the installer table lowers running what was fetched.
                 let worst = e.hosts.iter().map(|t| t.kind).min();
-                let severity = match worst {
-                    Some(kind) => crate::validate::risk::rules::FETCHED
-                        .iter()
-                        .find(|(k, _)| *k == kind)
-                        .map_or(Severity::High, |(_, s)| *s),
-                    None => Severity::High,
-                };
+                let severity =
+                    worst.map_or(Severity::High, |kind| rules::by_host(rules::FETCHED, kind));
                 add("download-execute/fetch-eval", e, severity, None)
             }
             Capability::ClipboardSwap => {

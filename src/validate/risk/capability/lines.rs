@@ -125,12 +125,7 @@ pub fn typosquat(line: &str) -> Option<&str> {
                     .next()
                     .unwrap_or("")
             })
-            .filter(|w| !w.starts_with('-') && w.len() >= 4)
-            .find(|w| {
-                let w = w.to_ascii_lowercase();
-                !POPULAR_PACKAGES.contains(&w.as_str())
-                    && POPULAR_PACKAGES.iter().any(|p| one_edit(&w, p))
-            });
+            .find(|w| squats(w));
     }
     line.split(|c: char| c.is_whitespace() || c == ',')
         .skip_while(|w| !config && !matches!(*w, "install" | "add" | "i" | "-y" | "npx" | "uvx"))
@@ -141,12 +136,17 @@ pub fn typosquat(line: &str) -> Option<&str> {
             let w = w.rsplit('/').next().unwrap_or(w);
             w.split(['=', '<', '>', '~', '[', '@']).next().unwrap_or("")
         })
-        .filter(|w| !w.starts_with('-') && w.len() >= 4)
-        .find(|w| {
-            let w = w.to_ascii_lowercase();
-            !POPULAR_PACKAGES.contains(&w.as_str())
-                && POPULAR_PACKAGES.iter().any(|p| one_edit(&w, p))
-        })
+        .find(|w| squats(w))
+}
+
+/// Whether `name` (a package name, no flag) is one edit away from a
+/// popular package and not one itself.
+fn squats(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    !name.starts_with('-')
+        && name.len() >= 4
+        && !POPULAR_PACKAGES.contains(&name.as_str())
+        && POPULAR_PACKAGES.iter().any(|p| one_edit(&name, p))
 }
 
 /// Whether `a` is one insertion, deletion, substitution or swap of two
