@@ -168,7 +168,7 @@ fn search_json_and_find_give_cleaned_text() {
     assert!(out.status.success(), "{}", stderr(&out));
     let results: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(assert_clean("search", &results) > 20, "{results:#}");
-    let all = results.as_array().unwrap();
+    let all = results["results"].as_array().unwrap();
     let quokka = all
         .iter()
         .find(|r| r["metadata"]["path"] == "skills/pdf-quokka/SKILL.md")

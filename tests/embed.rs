@@ -473,14 +473,23 @@ fn the_embedded_engine_says_when_nothing_matches_well() {
     let out = search("merge two pdf files into one");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("no good match"), "{}", stderr(&out));
-    let hits: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits: serde_json::Value =
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["results"].clone();
     assert_eq!(hits[0]["displayName"], "pdf");
     let out = search("what is the boiling point of nitrogen");
     assert!(out.status.success(), "{}", stderr(&out));
+    // The message states the rule applied, with its figures.
     assert!(
-        stderr(&out).contains("no good match: the best similarity is 0."),
+        stderr(&out).contains("no good match: the best vector similarity is 0.")
+            && stderr(&out).contains(", under 0.64"),
         "{}",
         stderr(&out)
+    );
+    let body: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(body["no_good_match"], true, "{body:#}");
+    assert!(
+        body["match"]["best_similarity"].as_f64().unwrap() < 0.64,
+        "{body:#}"
     );
 }
 
@@ -581,7 +590,8 @@ fn a_budget_of_sections_embeds_each_skills_longest_and_opts_the_others_out() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let hits: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits: serde_json::Value =
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["results"].clone();
     assert_eq!(hits[0]["displayName"], "pdf", "{hits}");
 }
 

@@ -75,7 +75,7 @@ fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index(
 
     let out = search(work.path(), cache.path(), &["undo a bad release", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     let hits = hits.as_array().unwrap();
     assert_eq!(hits[0]["displayName"], "deploy", "{hits:#?}");
     assert_eq!(hits[0]["mediaType"], "application/ai-skill");
@@ -99,7 +99,7 @@ fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index(
             "1",
         ],
     );
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     assert_eq!(hits[0]["displayName"], "gif", "{hits:#?}");
     // A typo in a name still finds it.
     let out = search(
@@ -107,12 +107,12 @@ fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index(
         cache.path(),
         &["delpoy", "--json", "--limit", "1"],
     );
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     assert_eq!(hits[0]["displayName"], "deploy", "{hits:#?}");
     // ... but not in a word under five letters, as Meilisearch allows them.
     let out = search(work.path(), cache.path(), &["gfi", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     let hits = hits.as_array().expect("a list of hits");
     assert!(hits.iter().all(|h| h["displayName"] != "gif"), "{hits:#?}");
 
@@ -163,7 +163,7 @@ fn search_answers_from_the_store_with_no_meilisearch_and_reuses_its_local_index(
         cache.path(),
         &["drop empty rows", "--json", "--limit", "1"],
     );
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     assert_eq!(hits[0]["displayName"], "csv");
     assert_eq!(std::fs::read_dir(&engine).unwrap().count(), 2);
 }
@@ -208,7 +208,7 @@ fn hybrid_search_uses_the_artifacts_vectors_when_the_model_is_here() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let hits: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
         (hits, stderr(&out))
     };
     let (keywords, _) = query(&["--keyword-only"]);
@@ -254,7 +254,7 @@ fn agents_get_descriptions_cut_at_1024_characters_without_control_characters() {
         assert!(!text.chars().any(char::is_control), "{what}: {text:?}");
     };
     let hits = search_json(work.path(), cache.path(), &["merge pdf files", "--json"]);
-    fit(&hits[0]["description"], "search --json");
+    fit(&hits["results"][0]["description"], "search --json");
 
     let topgun = ["merge pdf files", "--format", "topgun"];
     let adapter = search_json(work.path(), cache.path(), &topgun);
@@ -299,7 +299,10 @@ fn results_carry_what_a_skill_ships_and_the_rules_it_breaks() {
     });
 
     let hits = search_json(work.path(), cache.path(), &["merge pdf files", "--json"]);
-    assert_eq!(hits[0]["metadata"]["signals"], expected, "{hits:#}");
+    assert_eq!(
+        hits["results"][0]["metadata"]["signals"], expected,
+        "{hits:#}"
+    );
 
     let topgun = ["merge pdf files", "--format", "topgun"];
     let adapter = search_json(work.path(), cache.path(), &topgun);
@@ -308,4 +311,65 @@ fn results_carry_what_a_skill_ships_and_the_rules_it_breaks() {
         result["raw_metadata"]["data"]["signals"], expected,
         "{result:#}"
     );
+}
+
+#[test]
+fn an_answer_with_no_good_match_says_so_in_every_output_with_the_rule_applied() {
+    let repo = repo();
+    let work = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    let out = run(work.path(), &["build", "--no-embed", "--source", source]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // "split" finds the PDF skill, which holds one of the four words asked for ("my" is not one).
+    let off_topic = "split my monthly household budget";
+
+    let out = search(work.path(), cache.path(), &[off_topic, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let body: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(body["no_good_match"], true, "{body:#}");
+    assert_eq!(body["match"]["good"], false, "{body:#}");
+    assert_eq!(body["match"]["words_held"], 0.25, "{body:#}");
+    let rule = "keywords only: the first result holds 25% of the query's words (under 50%)";
+    assert_eq!(body["match"]["rule"], rule, "{body:#}");
+    // The weak result is still listed, flagged: a person may still want it.
+    assert_eq!(body["results"][0]["displayName"], "pdf", "{body:#}");
+    assert!(
+        stderr(&out).contains(&format!("search: no good match: {rule}")),
+        "{}",
+        stderr(&out)
+    );
+    // A question the store answers is a good match, said the same way.
+    let good = search_json(work.path(), cache.path(), &["split pdf files", "--json"]);
+    assert_eq!(good["no_good_match"], false, "{good:#}");
+    assert_eq!(good["match"]["words_held"], 1.0, "{good:#}");
+
+    // TopGun's objects have no field for it: the weak skills are left
+    // out and the reason says why.
+    let adapter = search_json(
+        work.path(),
+        cache.path(),
+        &[off_topic, "--format", "topgun"],
+    );
+    assert_eq!(adapter["status"], "ok", "{adapter:#}");
+    assert!(
+        adapter["results"].as_array().unwrap().is_empty(),
+        "{adapter:#}"
+    );
+    let reason = adapter["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!("no good match: {rule}")),
+        "{reason}"
+    );
+
+    let out = embedded_engine(work.path(), cache.path())
+        .args(["find", off_topic, "--out", "found.json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let block = stdout(&out);
+    assert!(block.contains("Found 0 skills"), "{block}");
+    assert!(block.contains(&format!("no good match: {rule}")), "{block}");
+    let found = read_json(work.path().join("found.json"));
+    assert_eq!(found["total_results"], 0, "{found:#}");
 }

@@ -132,7 +132,7 @@ fn first_skill(work: &Path, cache: &Path, query: &str) -> (Option<String>, Value
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hits: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     let first = hits
         .as_array()
         .and_then(|hits| hits.first())

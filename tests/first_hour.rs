@@ -109,7 +109,7 @@ fn a_person_reads_a_list_and_a_program_asks_for_json() {
     );
     assert!(serde_json::from_str::<Value>(&list).is_err());
     let out = search(work.path(), &["undo a bad release", "--json"]);
-    let results: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let results: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     assert_eq!(results[0]["displayName"], "deploy");
 }
 
@@ -161,7 +161,7 @@ fn the_model_is_found_from_any_folder_and_serve_says_when_it_is_not() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("keywords only"), "{}", stderr(&out));
-    let results: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let results: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     assert_eq!(results[0]["displayName"], "deploy", "{results:#}");
 
     // Without it (the binary's tests hide this user's models), `serve`

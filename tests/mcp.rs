@@ -162,9 +162,11 @@ fn an_mcp_client_finds_reads_and_lists_skills_over_stdio_and_http() {
         json!(["Merging PDFs"]),
         "{skill:#}"
     );
-    if model_dir().is_some() {
-        assert_eq!(found["no_good_match"], false, "{found:#}");
-    }
+    assert_eq!(found["no_good_match"], false, "{found:#}");
+    assert!(
+        found["match_rule"].as_str().is_some_and(|r| !r.is_empty()),
+        "{found:#}"
+    );
     // Its signals: what it ships, that it follows the specification, and
     // the commit that last changed its SKILL.md.
     let signals = &skill["data"]["signals"];

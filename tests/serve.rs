@@ -77,6 +77,24 @@ fn search_health_and_bad_input_over_http() {
     let (_, _, body) = server.json("/search?q=pdf&source=o-skills");
     assert_eq!(body["results"][0]["displayName"], "pdf");
 
+    // How good the match is, on an absolute scale, beside the results.
+    assert_eq!(body["no_good_match"], false, "{body:#}");
+    let (_, _, weak) = server.json("/search?q=split+my+monthly+household+budget");
+    assert_eq!(weak["no_good_match"], true, "{weak:#}");
+    assert_eq!(
+        weak["match"]["rule"],
+        "keywords only: the first result holds 25% of the query's words (under 50%)"
+    );
+    let (_, _, weak) = server.json("/search?q=split+my+monthly+household+budget&format=topgun");
+    assert!(weak["results"].as_array().unwrap().is_empty(), "{weak:#}");
+    assert!(
+        weak["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no good match: keywords only"),
+        "{weak:#}"
+    );
+
     let (status, _, adapter) = server.json("/search?q=deploy&format=topgun");
     assert_eq!(status, 200);
     assert_eq!(

@@ -118,7 +118,7 @@ impl World {
         let beta = git_source(
             "https://gitlab.com/beta/skills.git",
             &[
-                ("pdf", "pdf", "Fill PDF forms"),
+                ("pdf", "pdf", "Fill PDF forms and merge PDF files"),
                 ("csv", "csv", "Clean CSV data"),
             ],
         );

@@ -12,7 +12,7 @@ use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocAddress, Term};
 
 use agentfinder_skills_reader::contract::KIND_SECTION;
-use agentfinder_skills_reader::results::{similarity_of_cosine, Candidates, Hit, MatchStrength};
+use agentfinder_skills_reader::results::{similarity_of_cosine, Candidates, Hit};
 use agentfinder_skills_reader::rules::copies::name_key;
 use agentfinder_skills_reader::rules::fields::{typo_allowed, NAME_FIELDS};
 use agentfinder_skills_reader::rules::query::{is_stop_word, without_ruled_out, MAX_QUERY_WORDS};
@@ -126,7 +126,7 @@ impl Engine {
         };
         Ok(Candidates {
             hits,
-            strength: best_similarity.map(MatchStrength::of),
+            similarity: best_similarity,
             fallback,
         })
     }

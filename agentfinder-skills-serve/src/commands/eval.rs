@@ -8,7 +8,7 @@ use clap::Args;
 use agentfinder_skills_reader::cli::{exit, index_name, CommandFailure, MeiliArgs};
 use agentfinder_skills_reader::outln;
 use agentfinder_skills_reader::results::{
-    GOOD_MATCH_FROM, NO_GOOD_MATCH_BELOW, WORDS_HELD_FOR_A_MATCH,
+    GOOD_MATCH_FROM, KEYWORDS_WORDS_HELD_FOR_A_MATCH, NO_GOOD_MATCH_BELOW, WORDS_HELD_FOR_A_MATCH,
 };
 
 use super::{check_ratio, ServingDefaults};
@@ -234,7 +234,7 @@ pub async fn run(mut args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, C
         }
         outln!("engine {} index {index}", report.engine);
         outln!(
-            "flagged: the share of the queries with no answer / of the answerable ones that were called \"no good match\" (best vector similarity under {NO_GOOD_MATCH_BELOW}, or under {GOOD_MATCH_FROM} with the first result holding less than {WORDS_HELD_FOR_A_MATCH} of the query's words; vectors only)"
+            "flagged: the share of the queries with no answer / of the answerable ones that were called \"no good match\" (best vector similarity under {NO_GOOD_MATCH_BELOW}, or under {GOOD_MATCH_FROM} with the first result holding less than {WORDS_HELD_FOR_A_MATCH} of the query's words; keywords only: the first result holding less than {KEYWORDS_WORDS_HELD_FOR_A_MATCH} of them)"
         );
     }
     Ok(0)

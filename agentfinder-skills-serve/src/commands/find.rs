@@ -25,7 +25,7 @@ use agentfinder_skills_reader::store::Store;
 use super::{check_query, check_ratio, ServingDefaults, DEFAULT_SEMANTIC_RATIO};
 use crate::pipeline::{self, Asked, Engine, SearchError};
 use crate::present::topgun::{adapter_response, AdapterResponse, FindOutput, RegistryStatus};
-use crate::present::{present, Presented};
+use crate::present::{present, Answer};
 
 /// `find`.
 #[derive(Debug, Args)]
@@ -251,8 +251,8 @@ pub async fn find(
     )
 }
 
-/// A registry's presented results, or its status and reason.
-pub type Outcome = Result<Vec<Presented>, (RegistryStatus, String)>;
+/// A registry's presented answer, or its status and reason.
+pub type Outcome = Result<Answer, (RegistryStatus, String)>;
 
 /// One search within `deadline` (retries included) as a registry's
 /// answer: no answer in time, or an engine that cannot be reached, is
@@ -282,7 +282,7 @@ pub async fn outcome(engine: Engine<'_>, asked: &Asked, deadline: Duration) -> O
                 }
             },
         )),
-        Ok(Ok(ranked)) => Ok(present(ranked, None).results),
+        Ok(Ok(ranked)) => Ok(present(ranked, None)),
         Ok(Err(SearchError::Meili(e @ MeiliError::Unavailable { .. }))) => {
             Err((RegistryStatus::Unavailable, scrub(e.to_string())))
         }

@@ -13,7 +13,7 @@ use agentfinder_skills_reader::outln;
 
 use super::{check_query, check_ratio, ServingDefaults, DEFAULT_SEMANTIC_RATIO};
 use crate::pipeline::{self, Asked, Engine};
-use crate::present::agentfinder::SearchResult;
+use crate::present::agentfinder::search_body;
 use crate::present::topgun::adapter_response;
 use crate::present::{present, AgentText, Answer};
 
@@ -149,16 +149,16 @@ pub async fn run(mut args: SearchArgs, defaults: &ServingDefaults) -> Result<u8,
     if let Some(reason) = &answer.notice {
         eprintln!("search: {reason}");
     }
-    if let Some(strength) = answer.strength.filter(|s| !s.good) {
+    if !answer.strength.good {
         eprintln!(
-            "search: no good match: the best similarity is {:.3}, under {} (the store may hold no skill for this)",
-            strength.best_similarity, strength.threshold
+            "search: no good match: {} (the store may hold no skill for this)",
+            answer.strength.rule
         );
     }
     if args.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&SearchResult::all(&answer)).unwrap_or_default()
+            serde_json::to_string_pretty(&search_body(&answer)).unwrap_or_default()
         );
     } else {
         print_list(&answer);

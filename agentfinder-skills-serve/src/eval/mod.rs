@@ -129,8 +129,8 @@ pub struct EvalScores {
     /// Mean best score on queries that have no answer (lower is better).
     pub no_answer_top_score: f64,
     /// Share of the queries with no answer that the search called "no good
-    /// match" ([`agentfinder_skills_reader::results::NO_GOOD_MATCH_BELOW`]; higher is better);
-    /// `None` when no search said how well it matched (keywords only).
+    /// match" ([`agentfinder_skills_reader::results::MatchStrength`]; higher
+    /// is better); `None` when the set has none.
     pub no_answer_flagged: Option<f64>,
     /// Share of the answerable queries it called "no good match" (lower
     /// is better); `None` likewise.
@@ -154,9 +154,9 @@ pub struct EvalMiss {
 /// How often searches called their best hit "no good match".
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Flags {
-    /// Answerable queries flagged, of those whose strength was known.
+    /// Answerable queries flagged, of all answerable ones.
     pub answerable: (usize, usize),
-    /// Queries with no answer flagged, of those whose strength was known.
+    /// Queries with no answer flagged, of all of them.
     pub no_answer: (usize, usize),
 }
 
@@ -164,9 +164,8 @@ impl Flags {
     fn count(
         &mut self,
         answerable: bool,
-        strength: Option<agentfinder_skills_reader::results::MatchStrength>,
+        strength: &agentfinder_skills_reader::results::MatchStrength,
     ) {
-        let Some(strength) = strength else { return };
         let slot = if answerable {
             &mut self.answerable
         } else {
@@ -283,11 +282,11 @@ where
     for q in queries {
         let answer = search(q.query.clone(), ratio).await?;
         let results = SearchResult::all(&answer);
-        all.record(q, &results, answer.strength);
+        all.record(q, &results, &answer.strength);
         kinds
             .entry(q.kind.clone())
             .or_default()
-            .record(q, &results, answer.strength);
+            .record(q, &results, &answer.strength);
     }
     let by_kind = kinds
         .into_iter()
@@ -318,7 +317,7 @@ impl Tally {
         &mut self,
         query: &EvalQuery,
         results: &[SearchResult],
-        strength: Option<agentfinder_skills_reader::results::MatchStrength>,
+        strength: &agentfinder_skills_reader::results::MatchStrength,
     ) {
         let answerable = !query.expect.is_empty();
         self.flags.count(answerable, strength);

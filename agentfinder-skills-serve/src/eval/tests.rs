@@ -94,9 +94,13 @@ fn a_query_answered_below_the_first_three_is_a_miss_with_what_ranked_first() {
         judged: BTreeMap::new(),
     };
     let mut tally = Tally::default();
-    tally.record(&query("third"), &response(&["a", "b", "pdf", "c"]), None);
-    tally.record(&query("fourth"), &response(&["a", "b", "c", "pdf"]), None);
-    tally.record(&query("absent"), &response(&["a", "b"]), None);
+    tally.record(&query("third"), &response(&["a", "b", "pdf", "c"]), &good());
+    tally.record(
+        &query("fourth"),
+        &response(&["a", "b", "c", "pdf"]),
+        &weak(),
+    );
+    tally.record(&query("absent"), &response(&["a", "b"]), &good());
     let misses: Vec<(&str, Option<usize>)> = tally
         .misses
         .iter()
@@ -105,6 +109,34 @@ fn a_query_answered_below_the_first_three_is_a_miss_with_what_ranked_first() {
     assert_eq!(misses, [("fourth", Some(4)), ("absent", None)]);
     assert_eq!(tally.misses[0].ahead, ["s:a", "s:b", "s:c"]);
     assert_eq!(tally.misses[1].ahead, ["s:a", "s:b"]);
+    // Every answer's strength is counted, keyword answers too.
+    assert_eq!(tally.flags.answerable, (1, 3));
+    tally.record(
+        &EvalQuery {
+            expect: Vec::new(),
+            ..query("none")
+        },
+        &response(&["a"]),
+        &good(),
+    );
+    tally.record(
+        &EvalQuery {
+            expect: Vec::new(),
+            ..query("nil")
+        },
+        &response(&[]),
+        &weak(),
+    );
+    assert_eq!(tally.flags.no_answer, (1, 2));
+}
+
+/// A strength that is a good match, and one that is not.
+fn good() -> agentfinder_skills_reader::results::MatchStrength {
+    agentfinder_skills_reader::results::MatchStrength::judge(Some(0.9), None, true)
+}
+
+fn weak() -> agentfinder_skills_reader::results::MatchStrength {
+    agentfinder_skills_reader::results::MatchStrength::judge(None, Some(0.1), true)
 }
 
 fn located(source: &str, path: &str, also_at: serde_json::Value) -> SearchResult {
@@ -163,7 +195,7 @@ fn the_first_three_that_nothing_judges_are_the_pool_to_judge_next() {
         located("aw", "d/SKILL.md", none()),
     ];
     let mut tally = Tally::default();
-    tally.record(&query, &results, None);
+    tally.record(&query, &results, &good());
     let pool: Vec<(&str, usize)> = tally
         .unjudged
         .iter()

@@ -122,8 +122,8 @@ pub struct Ranked {
     pub engine: &'static str,
     /// The results.
     pub results: Vec<Folded>,
-    /// How well the best hit matches, when vectors ranked the hits.
-    pub strength: Option<MatchStrength>,
+    /// How well the answer matches the query ([`MatchStrength::judge`]).
+    pub strength: MatchStrength,
     /// Why the answer is not the usual one (keywords only), when it is not.
     pub fallback: Option<String>,
 }
@@ -145,7 +145,7 @@ pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchErro
         let candidates = within_risk(candidates, asked.max_risk);
         let dropped = candidates.hits.len() < fetched;
         let mut ranked = if asked.all_sections {
-            unfolded(candidates, asked.limit)
+            unfolded(&asked.text, candidates, asked.limit)
         } else {
             let none = fold::FirstSeen::new();
             let first_seen = asked.first_seen.as_deref().unwrap_or(&none);
@@ -218,15 +218,22 @@ pub fn rank(
     let hits = rules::apply(query, candidates.hits, rules);
     let hits = fold::name_first(query, hits);
     let results = fold::fold(hits, limit.max(1), first_seen);
+    Ranked {
+        engine: "",
+        strength: strength(query, &results, candidates.similarity),
+        results,
+        fallback: candidates.fallback,
+    }
+}
+
+/// How well `results` match `query` ([`MatchStrength::judge`]): the
+/// engine's best vector similarity, and the share of the query's words
+/// the first result holds.
+fn strength(query: &str, results: &[Folded], similarity: Option<f64>) -> MatchStrength {
     let words_held = results
         .first()
         .and_then(|first| rules::share_of_words(query, &first.hit));
-    Ranked {
-        engine: "",
-        results,
-        strength: candidates.strength.map(|s| s.with_words_held(words_held)),
-        fallback: candidates.fallback,
-    }
+    MatchStrength::judge(similarity, words_held, !results.is_empty())
 }
 
 /// The risk level of a hit's skill: `signals.risk.level`; `None` where
@@ -278,19 +285,20 @@ pub fn within_risk(mut candidates: Candidates, max: Option<Severity>) -> Candida
 }
 
 /// Every hit as it came, each its own result (`--all-sections`).
-fn unfolded(candidates: Candidates, limit: usize) -> Ranked {
+fn unfolded(query: &str, candidates: Candidates, limit: usize) -> Ranked {
+    let results: Vec<Folded> = candidates
+        .hits
+        .into_iter()
+        .take(limit.max(1))
+        .map(|hit| Folded {
+            hit,
+            also_at: Vec::new(),
+        })
+        .collect();
     Ranked {
         engine: "",
-        results: candidates
-            .hits
-            .into_iter()
-            .take(limit.max(1))
-            .map(|hit| Folded {
-                hit,
-                also_at: Vec::new(),
-            })
-            .collect(),
-        strength: candidates.strength,
+        strength: strength(query, &results, candidates.similarity),
+        results,
         fallback: candidates.fallback,
     }
 }
@@ -316,7 +324,7 @@ mod tests {
                 json!({"skill_name": "x", "skill_description": "y", "content": content}),
                 0.9,
             )],
-            strength: Some(MatchStrength::of(similarity)),
+            similarity: Some(similarity),
             fallback: None,
         }
     }
@@ -337,7 +345,7 @@ mod tests {
                 hit("hf", Some("medium")),
                 hit("odd", Some("high")),
             ],
-            strength: None,
+            similarity: None,
             fallback: None,
         };
         let names = |c: Candidates| -> Vec<String> {
@@ -371,7 +379,6 @@ mod tests {
                 &fold::FirstSeen::new(),
             )
             .strength
-            .unwrap()
         };
         let off_topic = strength("Create art with seeded randomness", 0.658);
         assert_eq!(off_topic.words_held, Some(0.0));

@@ -140,6 +140,20 @@ impl SearchResult {
     }
 }
 
+/// The answer to a search as `search --json` prints it and `/search`
+/// serves it: how good the match is beside the results, and which of
+/// their fields the skills' authors wrote.
+pub fn search_body(answer: &Answer) -> serde_json::Value {
+    serde_json::json!({
+        "engine": answer.engine,
+        "notice": answer.notice,
+        "no_good_match": !answer.strength.good,
+        "match": answer.strength,
+        "untrusted": {"fields": UNTRUSTED_FIELDS, "note": UNTRUSTED_NOTE},
+        "results": SearchResult::all(answer),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

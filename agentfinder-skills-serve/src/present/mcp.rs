@@ -23,10 +23,13 @@ pub struct SearchAnswer<'a> {
     /// Why the answer is not the usual one (cleaned: it can quote an
     /// engine's error).
     pub notice: Option<AgentText>,
-    /// Whether even the best hit is weak (when vectors ranked them).
-    pub no_good_match: Option<bool>,
-    /// The best hit's similarity (when vectors ranked them).
+    /// Whether even the best hit is weak: the store most likely holds
+    /// no skill for the query.
+    pub no_good_match: bool,
+    /// The best hit's vector similarity (when vectors ranked them).
     pub best_similarity: Option<f64>,
+    /// The rule that decided `no_good_match`, with its figures.
+    pub match_rule: String,
     /// The results, best first.
     pub results: Vec<SearchResult>,
 }
@@ -129,13 +132,14 @@ pub struct SkillAnswer {
 
 /// `search_skills`' answer for `query`, as JSON.
 pub fn search_answer(query: &str, answer: &Answer) -> Value {
-    let strength = answer.strength;
+    let strength = &answer.strength;
     json!(SearchAnswer {
         query,
         engine: answer.engine,
         notice: answer.notice.clone(),
-        no_good_match: strength.map(|s| !s.good),
-        best_similarity: strength.map(|s| s.best_similarity),
+        no_good_match: !strength.good,
+        best_similarity: strength.best_similarity,
+        match_rule: strength.rule.clone(),
         results: answer.results.iter().map(search_result).collect(),
     })
 }

@@ -117,8 +117,8 @@ pub struct Answer {
     /// Why the answer is not the usual one, when it is not (it can quote
     /// an engine's error, so it is cleaned too).
     pub notice: Option<AgentText>,
-    /// How well the best hit matches, when vectors ranked them.
-    pub strength: Option<MatchStrength>,
+    /// How well the answer matches the query.
+    pub strength: MatchStrength,
     /// The results, best first.
     pub results: Vec<Presented>,
 }

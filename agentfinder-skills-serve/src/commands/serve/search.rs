@@ -9,7 +9,7 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::{error, with_engine, App, DEFAULT_LIMIT, MAX_LIMIT};
-use crate::present::agentfinder::{SearchResult, UNTRUSTED_FIELDS, UNTRUSTED_NOTE};
+use crate::present::agentfinder::search_body;
 use crate::present::topgun::{adapter_response, RegistryStatus};
 use crate::MAX_QUERY_BYTES;
 use agentfinder_skills_reader::contract::Severity;
@@ -146,20 +146,13 @@ async fn answer(app: &App, params: &SearchParams, arrived: Instant) -> Response 
     if params.topgun {
         let (adapter, _) = adapter_response(
             "agentfinder",
-            Ok(answer.results),
+            Ok(answer),
             started.elapsed().as_millis() as u64,
             &mut |line| eprintln!("serve: {line}"),
         );
         return with_engine(StatusCode::OK, json!(adapter), engine);
     }
-    let results = SearchResult::all(&answer);
-    let untrusted = json!({"fields": UNTRUSTED_FIELDS, "note": UNTRUSTED_NOTE});
-    with_engine(
-        StatusCode::OK,
-        json!({"engine": engine, "notice": answer.notice, "match": answer.strength,
-               "untrusted": untrusted, "results": results}),
-        engine,
-    )
+    with_engine(StatusCode::OK, search_body(&answer), engine)
 }
 
 #[cfg(test)]

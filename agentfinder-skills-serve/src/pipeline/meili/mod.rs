@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use agentfinder_skills_reader::contract::skill_key_of;
 use agentfinder_skills_reader::meili::{call, MeiliConfig, MeiliError};
-use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength};
+use agentfinder_skills_reader::results::{Candidates, Hit};
 use agentfinder_skills_reader::rules::query::without_ruled_out;
 
 pub mod counts;
@@ -130,7 +130,7 @@ async fn search(config: &MeiliConfig, query: &MeiliQuery<'_>) -> Result<Candidat
         .map(|hit| (hit.result, hit.ranking_score.unwrap_or(0.0)));
     Ok(Candidates {
         hits: best_per_skill(hits, query.all_sections, query.limit),
-        strength: similarity.map(MatchStrength::of),
+        similarity,
         fallback: None,
     })
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 use agentfinder_skills_engine::rank::fuse_by_skill;
 use agentfinder_skills_reader::contract::skill_key_of;
 use agentfinder_skills_reader::meili::{call, MeiliConfig, MeiliError};
-use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength};
+use agentfinder_skills_reader::results::{Candidates, Hit};
 use agentfinder_skills_reader::rules::fields::WEIGHTED_FIELDS;
 use agentfinder_skills_reader::rules::query::{compounds, query_words, without_ruled_out};
 
@@ -324,7 +324,7 @@ async fn ranked_once(
         .collect();
     Ok(Some(Candidates {
         hits,
-        strength: similarity.map(MatchStrength::of),
+        similarity,
         fallback: None,
     }))
 }

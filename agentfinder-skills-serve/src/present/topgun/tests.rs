@@ -82,7 +82,12 @@ fn a_hit_becomes_a_candidate_with_its_frontmatter_enveloped() {
     let doc = json!({"skill_name": "pdf", "skill": "pdf-tools", "skill_description": "Reads PDFs",
                      "content_sha": "ab", "url": "https://github.com/o/r/blob/c/s/SKILL.md#usage",
                      "skill_meta": {"license": "MIT"}, "repo": "o/r", "path": "s/SKILL.md"});
-    let (response, _) = adapter_response("af", Ok(vec![presented(doc, 0.5)]), 3, &mut |_| {});
+    let (response, _) = adapter_response(
+        "af",
+        Ok(answer(vec![presented(doc, 0.5)], true)),
+        3,
+        &mut |_| {},
+    );
     let result = &response.results[0];
     assert_eq!(result.name, "pdf");
     assert_eq!(
@@ -100,7 +105,12 @@ fn a_hit_becomes_a_candidate_with_its_frontmatter_enveloped() {
     // Schema 4: the source and the file's last change come through.
     let mut newer = doc_with_source();
     newer["last_updated"] = json!("2026-02-03T04:05:06Z");
-    let (response, _) = adapter_response("af", Ok(vec![presented(newer, 0.5)]), 3, &mut |_| {});
+    let (response, _) = adapter_response(
+        "af",
+        Ok(answer(vec![presented(newer.clone(), 0.5)], true)),
+        3,
+        &mut |_| {},
+    );
     assert_eq!(response.results[0].source_registry, "codex");
     assert_eq!(
         response.results[0].details.last_updated.as_deref(),
@@ -116,6 +126,46 @@ fn a_hit_becomes_a_candidate_with_its_frontmatter_enveloped() {
         (down.status, down.results.len()),
         (RegistryStatus::Unavailable, 0)
     );
+    // No good match: TopGun has no field for it, so the weak results are
+    // left out and the reason says why, with the rule applied.
+    let (weak, _) = adapter_response(
+        "af",
+        Ok(answer(vec![presented(newer, 0.5)], false)),
+        3,
+        &mut |_| {},
+    );
+    assert_eq!((weak.status, weak.results.len()), (RegistryStatus::Ok, 0));
+    let reason = weak
+        .reason
+        .as_ref()
+        .map(|r| r.to_string())
+        .unwrap_or_default();
+    assert!(
+        reason.starts_with("no good match: keywords only: the first result holds 0%"),
+        "{reason}"
+    );
+    assert!(reason.ends_with("1 weak results left out"), "{reason}");
+    let found = FindOutput::gather("q", "t".into(), 1, vec![(weak, 0)]);
+    let block = found.completion_block("out.json");
+    assert!(
+        block.contains("Found 0 skills from 1 registries"),
+        "{block}"
+    );
+    assert!(
+        block.contains("af: no good match: keywords only"),
+        "{block}"
+    );
+}
+
+/// `results` as an answer whose strength is `good` or not.
+fn answer(results: Vec<Presented>, good: bool) -> crate::present::Answer {
+    let share = if good { 1.0 } else { 0.0 };
+    crate::present::Answer {
+        engine: "embedded",
+        notice: None,
+        strength: agentfinder_skills_reader::results::MatchStrength::judge(None, Some(share), true),
+        results,
+    }
 }
 
 #[test]
