@@ -373,10 +373,14 @@ async fn build_new(
         mut parts,
         patched,
         plan_seconds,
+        spent,
+        assemble_seconds,
     } = staged;
     let mut stages = StageTimes {
         plan: plan_seconds,
         parse: staging_started.elapsed().as_secs_f64() - plan_seconds,
+        threads: spent,
+        assemble: assemble_seconds,
         ..StageTimes::default()
     };
     let writing = Instant::now();

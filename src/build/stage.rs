@@ -4,6 +4,7 @@
 //! those are is the [`plan`](super::plan)'s to say.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use agentfinder_skills_reader::contract::parts::{PartEntry, PACKS_DIR};
 
@@ -15,7 +16,7 @@ use crate::assemble::{Assembled, Assembler, Item, NewParts, SharedEmbedder, Vers
 use crate::config::Config;
 use crate::failpoint::failpoint;
 use crate::logging::Reporter;
-use crate::parse::read::{extract, ExtractContext, SkillTree};
+use crate::parse::read::{extract, ExtractContext, SkillTree, Spent, SpentSeconds};
 use crate::reuse::Base;
 use crate::source::{rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
 use crate::store::staging::HashingFile;
@@ -91,6 +92,10 @@ pub(super) struct Staged {
     pub patched: bool,
     /// Seconds spent planning (listing or patching, and dating).
     pub plan_seconds: f64,
+    /// Where the parsing threads' time went.
+    pub spent: SpentSeconds,
+    /// Seconds the assembler spent on the parsed batches.
+    pub assemble_seconds: f64,
 }
 
 /// Sets its flag when dropped: held by the async side of a build while
@@ -135,7 +140,7 @@ pub(super) fn stage_artifact(
     let cache = run.parses.as_ref();
     let rules = WalkRules::new(&config.walk.include, &config.walk.exclude_dirs)?;
     let vectors = embedder.is_some();
-    let planning = std::time::Instant::now();
+    let planning = Instant::now();
     let (plan, patched) = match base {
         Some(base) => match patch_parent(config, snapshot, &rules, base, vectors)? {
             Ok(plan) => (plan, true),
@@ -187,15 +192,18 @@ pub(super) fn stage_artifact(
     };
     let tree = SkillTree::new(&tree_refs);
     let options = config.parse_options();
+    let spent = Spent::default();
     let context = ExtractContext {
         options: &options,
         cache,
         shipped: &shipped,
         repo: config.repo(),
+        spent: &spent,
     };
     let bar = reporter.progress((files.len() + carried.len()) as u64, "parsing");
     let tick = || bar.inc(1);
     let ordered = merge_by_path(carried, &files);
+    let mut assemble_seconds = 0.0;
     std::thread::scope(|scope| -> Result<(), BuildError> {
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         let planner = assembler.planner();
@@ -259,7 +267,9 @@ pub(super) fn stage_artifact(
                 outcome = Err(stopped);
             }
             if outcome.is_ok() {
+                let assembling = Instant::now();
                 outcome = assembler.add_all(batch).map_err(BuildError::from);
+                assemble_seconds += assembling.elapsed().as_secs_f64();
             } else {
                 break; // dropping the receiver stops the parser
             }
@@ -285,6 +295,8 @@ pub(super) fn stage_artifact(
         parts,
         patched,
         plan_seconds,
+        spent: spent.seconds(),
+        assemble_seconds,
     })
 }
 

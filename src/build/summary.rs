@@ -4,6 +4,7 @@ use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest, SCHEMA_VER
 
 use crate::assemble::Assembled;
 use crate::logging::Reporter;
+use crate::parse::read::SpentSeconds;
 use crate::promote::Promotion;
 
 /// Whether this run built the commit.
@@ -95,6 +96,12 @@ pub struct StageTimes {
     pub promote: f64,
     /// Sharing the vectors embedded through the store.
     pub share: f64,
+    /// Inside `parse`, thread-seconds summed over the cores (so they can
+    /// pass its wall time): reading files, parsing SKILL.md, the risk scan.
+    pub threads: SpentSeconds,
+    /// Inside `parse`, seconds the assembler spent on parsed batches
+    /// (documents, buckets, embedding), beside the parsing threads.
+    pub assemble: f64,
 }
 
 impl StageTimes {
@@ -108,6 +115,35 @@ impl StageTimes {
             "promote": ms(self.promote),
             "share": ms(self.share),
         })
+    }
+
+    /// What the parse stage's threads and its assembler spent (JSON).
+    fn inside_parse(&self) -> serde_json::Value {
+        let ms = |seconds: f64| (seconds * 1000.0).round() / 1000.0;
+        serde_json::json!({
+            "read": ms(self.threads.read),
+            "parse": ms(self.threads.parse),
+            "scan": ms(self.threads.scan),
+            "assemble": ms(self.assemble),
+        })
+    }
+
+    /// The stage times for the summary line: wall seconds of each stage,
+    /// then thread-seconds inside `parse`.
+    fn line(&self) -> String {
+        format!(
+            "stages=source:{:.1},plan:{:.1},parse:{:.1},write:{:.1},promote:{:.1},share:{:.1} parse_threads=read:{:.1},parse:{:.1},scan:{:.1},assemble:{:.1}",
+            self.source,
+            self.plan,
+            self.parse,
+            self.write,
+            self.promote,
+            self.share,
+            self.threads.read,
+            self.threads.parse,
+            self.threads.scan,
+            self.assemble,
+        )
     }
 }
 
@@ -135,6 +171,7 @@ impl BuildSummary {
             "store": self.store,
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
             "stages": self.stages.fields(),
+            "parse_threads": self.stages.inside_parse(),
         })
     }
 
@@ -164,7 +201,7 @@ impl BuildSummary {
             format!(" artifact={}", self.artifact)
         };
         format!(
-            "summary: commit={}{artifact} schema={SCHEMA_VERSION} status={} skills={} documents={} skipped={} warnings={} parsed={} reused={} vectors={}+{}cached({}/s) latest={} load={} store={} seconds={:.2}",
+            "summary: commit={}{artifact} schema={SCHEMA_VERSION} status={} skills={} documents={} skipped={} warnings={} parsed={} reused={} vectors={}+{}cached({}/s) latest={} load={} store={} {} seconds={:.2}",
             self.commit,
             self.status.name(),
             self.skills,
@@ -179,6 +216,7 @@ impl BuildSummary {
             self.promotion_name(),
             self.load.as_deref().unwrap_or("not-run"),
             self.store,
+            self.stages.line(),
             self.seconds
         )
     }

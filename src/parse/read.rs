@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -132,6 +133,42 @@ impl<'a> SkillTree<'a> {
     }
 }
 
+/// Where the parse stage's thread time goes: nanoseconds summed over the
+/// threads (so together they can pass the stage's wall time).
+#[derive(Debug, Default)]
+pub struct Spent {
+    read: AtomicU64,
+    parse: AtomicU64,
+    scan: AtomicU64,
+}
+
+/// [`Spent`] in seconds.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct SpentSeconds {
+    /// Reading skill files and the files they ship from the source.
+    pub read: f64,
+    /// Parsing SKILL.md files (frontmatter and chunks) and their keys.
+    pub parse: f64,
+    /// The risk rules over every file a skill ships.
+    pub scan: f64,
+}
+
+impl Spent {
+    /// The totals so far, in seconds.
+    pub fn seconds(&self) -> SpentSeconds {
+        let s = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64 / 1e9;
+        SpentSeconds {
+            read: s(&self.read),
+            parse: s(&self.parse),
+            scan: s(&self.scan),
+        }
+    }
+
+    fn add(counter: &AtomicU64, since: Instant) {
+        counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+}
+
 /// What a parse stage needs besides the files: how to parse, the cache,
 /// what each skill ships and which repository it comes from.
 pub struct ExtractContext<'a> {
@@ -143,6 +180,8 @@ pub struct ExtractContext<'a> {
     pub shipped: &'a HashMap<String, Vec<Entry>>,
     /// `owner/name` of the repository (for the risk rules' hosts).
     pub repo: &'a str,
+    /// Where the threads' time goes.
+    pub spent: &'a Spent,
 }
 
 /// Reads and parses `batch` (in order) on all cores, calling `tick` after
@@ -160,10 +199,15 @@ pub fn extract(
         .map_init(
             || snapshot.reader(),
             |reader, entry| {
-                let (result, scanned) = match read_skill(reader, entry, tree) {
+                let reading = Instant::now();
+                let read = read_skill(reader, entry, tree);
+                Spent::add(&context.spent.read, reading);
+                let (result, scanned) = match read {
                     Err(unusable) => (Arc::new(Err(unusable)), None),
                     Ok((bytes, alias)) => {
+                        let parsing = Instant::now();
                         let result = parse_cached(entry, &bytes, alias, context);
+                        Spent::add(&context.spent.parse, parsing);
                         let scanned = result
                             .as_ref()
                             .as_ref()
@@ -287,7 +331,9 @@ fn scan_skill(
         .shipped
         .get(&entry.path)
         .map_or(&[][..], Vec::as_slice);
+    let reading = Instant::now();
     let (contents, unreadable) = read_shipped(reader, &entry.path, shipped);
+    Spent::add(&context.spent.read, reading);
     let findings = unreadable
         .into_iter()
         .map(|(relative, error)| {
@@ -297,20 +343,25 @@ fn scan_skill(
             )
         })
         .collect();
+    let scanning = Instant::now();
     let risk = Risk::of(scan_folder(
         context.repo,
         (skill_md, entry.executable),
         &contents,
     ));
+    Spent::add(&context.spent.scan, scanning);
+    let keying = Instant::now();
     let parts: Vec<(String, [u8; 32])> = contents
         .iter()
         .map(|(path, bytes, _)| file_part(path, bytes))
         .collect();
     let text = String::from_utf8_lossy(skill_md);
-    Scanned {
+    let scanned = Scanned {
         risk,
         body_key: body_key(&text),
         content_key: content_key(&text, &parsed.fields, &parts),
         findings,
-    }
+    };
+    Spent::add(&context.spent.parse, keying);
+    scanned
 }

@@ -69,6 +69,7 @@ mod signals;
 mod taint;
 mod text;
 mod unicode;
+mod words;
 
 #[cfg(test)]
 mod tests;

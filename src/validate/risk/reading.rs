@@ -127,7 +127,8 @@ impl Reader<'_> {
         }
         let normal = Text::new(&rendered.text, Kind::Script);
         self.patterns.scan(&normal, &rendered.lines);
-        let line_of = |at: usize| rendered.line_of(at) + 1;
+        let index = code::LineIndex::new(&rendered);
+        let line_of = |at: usize| index.line_of(at) + 1;
         let style = match unit.lang {
             Lang::Shell => Style::Shell,
             _ => Style::Program,
@@ -141,7 +142,7 @@ impl Reader<'_> {
                 let line = literal.line;
                 detect_prose(self.path, &literal.value, &|_| line + 1, self.evidence);
             }
-            let around = rendered.line_text(literal.line);
+            let around = index.line_text(literal.line);
             let runs = RUNS_OR_WRITES.is_match(&around)
                 && !PRINTS.is_match(&around)
                 && !SEARCHES.is_match(&around);

@@ -29,6 +29,11 @@ pub enum Invisible {
 /// whitespace and escaped in excerpts).
 pub fn invisible(c: char) -> Option<Invisible> {
     use Invisible::*;
+    // Most text is below the first entry, or between the Hangul filler and
+    // the variation selectors (CJK): no table to read.
+    if matches!(c as u32, 0..0xAD | 0x3165..0xFE00) {
+        return None;
+    }
     let kind = match c as u32 {
         0xE0000..=0xE007F => Tag,
         0x202A..=0x202E | 0x2066..=0x2069 => BidiControl,

@@ -4,8 +4,6 @@
 
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
-
 use super::lines::{is_metadata, lookalike_of_forge, typosquat, writes_to};
 use super::{Capability, Evidence, Secret};
 use crate::validate::risk::hosts;
@@ -15,6 +13,7 @@ use crate::validate::risk::signals::{
     SHELL_DECODERS, SHELL_ON_SOCKET, SOCKETS, STEER,
 };
 use crate::validate::risk::text::excerpt;
+use crate::validate::risk::words::{Options, WordRegex as Regex, WordSet};
 
 /// What one pattern of the set stands for.
 #[derive(Debug, Clone, Copy)]
@@ -55,8 +54,8 @@ const F_PERSIST_COMMANDS: usize = 20;
 /// The compiled lists.
 pub struct Detector {
     /// Every per-line test below in one set: one pass over a line.
-    flags: RegexSet,
-    set: RegexSet,
+    flags: WordSet,
+    set: WordSet,
     signals: Vec<Signal>,
     reads: Regex,
     persist_commands: Regex,
@@ -87,17 +86,25 @@ pub struct Detector {
     identity: Regex,
     request_with_data: Regex,
     pub(super) any_safety: Regex,
-    pub(super) steer: RegexSet,
+    pub(super) steer: WordSet,
     pub(super) steer_kinds: Vec<super::Steer>,
 }
 
 fn regex(pattern: &str) -> Regex {
-    RegexBuilder::new(pattern)
-        .multi_line(true)
-        .size_limit(32 << 20)
-        .build()
-        .unwrap_or_else(|e| panic!("capability pattern {pattern}: {e}"))
+    let options = Options {
+        multi_line: true,
+        size_limit: 32 << 20,
+        dfa_size_limit: None,
+    };
+    Regex::new(pattern, options)
 }
+
+/// How the sets are compiled.
+const SETS: Options = Options {
+    multi_line: true,
+    size_limit: 64 << 20,
+    dfa_size_limit: Some(64 << 20),
+};
 
 fn any_of(patterns: &[&str]) -> Regex {
     regex(&patterns.join("|"))
@@ -138,19 +145,19 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
             signals.push(Signal::Steer(*kind));
         }
     }
-    let set = RegexSetBuilder::new(&patterns)
-        .multi_line(true)
-        .size_limit(64 << 20)
-        .dfa_size_limit(64 << 20)
-        .build()
-        .unwrap_or_else(|e| panic!("capability patterns: {e}"));
+    let set = WordSet::new(&patterns, SETS);
     let steer_kinds: Vec<super::Steer> = STEER.iter().map(|(k, _)| *k).collect();
-    let steer = RegexSetBuilder::new(STEER.iter().map(|(_, p)| *p))
-        .size_limit(32 << 20)
-        .build()
-        .unwrap_or_else(|e| panic!("steer patterns: {e}"));
+    let steer_options = Options {
+        multi_line: false,
+        size_limit: 32 << 20,
+        dfa_size_limit: None,
+    };
+    let steer = WordSet::new(
+        &STEER.iter().map(|(_, p)| *p).collect::<Vec<_>>(),
+        steer_options,
+    );
     let mut detector = Detector {
-        flags: RegexSet::empty(),
+        flags: WordSet::new(&[""; 0], SETS),
         set,
         signals,
         reads: regex(READS),
@@ -209,34 +216,32 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         steer,
         steer_kinds,
     };
-    detector.flags = RegexSetBuilder::new([
-        detector.search_line.as_str(),
-        detector.data_line.as_str(),
-        detector.drop_points.as_str(),
-        detector.data_in_line.as_str(),
-        detector.request_with_data.as_str(),
-        detector.install.as_str(),
-        detector.program_read.as_str(),
-        detector.clipboard_read.as_str(),
-        detector.clipboard_write.as_str(),
-        detector.wallet_address.as_str(),
-        detector.fetch_call.as_str(),
-        detector.eval_call.as_str(),
-        detector.decoder.as_str(),
-        detector.identity.as_str(),
-        detector.collects.as_str(),
-        detector.socket.as_str(),
-        detector.shell_on_socket.as_str(),
-        detector.explicit_read.as_str(),
-        detector.inspect_only.as_str(),
-        detector.reads.as_str(),
-        detector.persist_commands.as_str(),
-    ])
-    .multi_line(true)
-    .size_limit(64 << 20)
-    .dfa_size_limit(64 << 20)
-    .build()
-    .unwrap_or_else(|e| panic!("capability flags: {e}"));
+    detector.flags = WordSet::new(
+        &[
+            detector.search_line.as_str(),
+            detector.data_line.as_str(),
+            detector.drop_points.as_str(),
+            detector.data_in_line.as_str(),
+            detector.request_with_data.as_str(),
+            detector.install.as_str(),
+            detector.program_read.as_str(),
+            detector.clipboard_read.as_str(),
+            detector.clipboard_write.as_str(),
+            detector.wallet_address.as_str(),
+            detector.fetch_call.as_str(),
+            detector.eval_call.as_str(),
+            detector.decoder.as_str(),
+            detector.identity.as_str(),
+            detector.collects.as_str(),
+            detector.socket.as_str(),
+            detector.shell_on_socket.as_str(),
+            detector.explicit_read.as_str(),
+            detector.inspect_only.as_str(),
+            detector.reads.as_str(),
+            detector.persist_commands.as_str(),
+        ],
+        SETS,
+    );
     detector
 });
 

