@@ -491,6 +491,38 @@ fn the_embedded_engine_says_when_nothing_matches_well() {
         body["match"]["best_similarity"].as_f64().unwrap() < 0.64,
         "{body:#}"
     );
+
+    // Keywords only, the model still judges the answer: the first
+    // results' names and descriptions, embedded now, against the query.
+    let keywords = |query: &str| {
+        let out = binary()
+            .args(["search", query, "--json", "--keyword-only", "--config"])
+            .arg(&config)
+            .current_dir(work.path())
+            .env_remove("MEILI_URL")
+            .env("XDG_CACHE_HOME", work.path().join("engine-cache"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()
+    };
+    let right = keywords("merge two pdf files into one");
+    assert_eq!(right["no_good_match"], false, "{right:#}");
+    assert!(right["match"]["best_similarity"].is_null(), "{right:#}");
+    assert!(
+        right["match"]["card_similarity"].as_f64().unwrap() >= 0.70,
+        "{right:#}"
+    );
+    // "merge" finds the PDF skill, which is nothing like the question.
+    let wrong = keywords("merge two rivers into one lake");
+    assert_eq!(wrong["results"][0]["displayName"], "pdf", "{wrong:#}");
+    assert_eq!(wrong["no_good_match"], true, "{wrong:#}");
+    let rule = wrong["match"]["rule"].as_str().unwrap();
+    assert!(
+        rule.starts_with("keywords only: the first results' names and descriptions are at best 0.")
+            && rule.contains("the first result holds 40% of the query's words (under "),
+        "{rule}"
+    );
 }
 
 #[test]

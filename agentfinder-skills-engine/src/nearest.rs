@@ -344,7 +344,7 @@ const LANES: usize = 16;
 /// 124,792 vectors of 384 dimensions is the bulk of a hybrid search).
 /// Inlined into its callers, so it takes on their target features.
 #[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut sums = [0.0f32; LANES];
     let (a_lanes, b_lanes) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
     let tail: f32 = a_lanes

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use agentfinder_skills_reader::results::Candidates;
+use agentfinder_skills_reader::results::{similarity_of_cosine, Candidates};
 use agentfinder_skills_reader::rules::query::without_ruled_out;
 use agentfinder_skills_reader::store::StoreOptions;
 
@@ -158,6 +158,32 @@ impl Embedded {
             found.fallback = Some(format!("keywords only: {why}"));
         }
         Ok(found)
+    }
+
+    /// The best similarity ([`similarity_of_cosine`]'s scale) between
+    /// `query` and `cards` (each a result's `"{name}: {description}"`, the
+    /// text a skill document's vector is of), all embedded now by the
+    /// query model, in one batch: how well an answer that vectors did not
+    /// rank matches. `None` without a model, or when it cannot answer by
+    /// `start_by`.
+    pub async fn card_similarity(
+        &self,
+        query: &str,
+        cards: &[String],
+        start_by: Option<Instant>,
+    ) -> Option<f64> {
+        if cards.is_empty() || !self.queries.configured() {
+            return None;
+        }
+        let texts = std::iter::once(query).chain(cards.iter().map(String::as_str));
+        let vectors =
+            futures::future::join_all(texts.map(|text| self.queries.embed(text, start_by))).await;
+        let mut vectors = vectors.into_iter();
+        let query = vectors.next()?.ok()?;
+        vectors
+            .filter_map(Result::ok)
+            .map(|card| similarity_of_cosine(crate::nearest::dot(&query, &card)))
+            .reduce(f64::max)
     }
 
     /// Makes the engine ready to answer from `store` (the default one when

@@ -178,7 +178,7 @@ impl QueryVectors {
         let Some(wanted) = engine.embedder() else {
             return Err(NoVector::Unavailable("the artifact has no vectors".into()));
         };
-        let Some((loader, batches)) = &self.loader else {
+        let Some((loader, _)) = &self.loader else {
             return Err(NoVector::Unavailable("[embed] is off".into()));
         };
         let same = wanted.get("model").and_then(|m| m.as_str()) == Some(loader.model.as_str())
@@ -188,6 +188,15 @@ impl QueryVectors {
                 "the artifact's vectors are of {wanted}, not of the configured model"
             )));
         }
+        self.embed(text, start_by).await
+    }
+
+    /// `text`'s vector by the configured model, whatever the artifact
+    /// holds (to compare texts with each other, not with its vectors).
+    pub async fn embed(&self, text: &str, start_by: Option<Instant>) -> Result<Vec<f32>, NoVector> {
+        let Some((_, batches)) = &self.loader else {
+            return Err(NoVector::Unavailable("[embed] is off".into()));
+        };
         if let Some(vector) = self.recent.lock().ok().and_then(|r| r.get(text).cloned()) {
             return Ok(vector);
         }

@@ -130,13 +130,25 @@ fn a_query_answered_below_the_first_three_is_a_miss_with_what_ranked_first() {
     assert_eq!(tally.flags.no_answer, (1, 2));
 }
 
+fn measured(
+    best_similarity: Option<f64>,
+    words_held: Option<f64>,
+) -> agentfinder_skills_reader::results::Measured {
+    agentfinder_skills_reader::results::Measured {
+        any: true,
+        best_similarity,
+        card_similarity: None,
+        words_held,
+    }
+}
+
 /// A strength that is a good match, and one that is not.
 fn good() -> agentfinder_skills_reader::results::MatchStrength {
-    agentfinder_skills_reader::results::MatchStrength::judge(Some(0.9), None, true)
+    agentfinder_skills_reader::results::MatchStrength::judge(measured(Some(0.9), None))
 }
 
 fn weak() -> agentfinder_skills_reader::results::MatchStrength {
-    agentfinder_skills_reader::results::MatchStrength::judge(None, Some(0.1), true)
+    agentfinder_skills_reader::results::MatchStrength::judge(measured(None, Some(0.1)))
 }
 
 fn located(source: &str, path: &str, also_at: serde_json::Value) -> SearchResult {

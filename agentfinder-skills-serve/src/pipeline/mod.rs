@@ -22,7 +22,7 @@ use std::time::Instant;
 use agentfinder_skills_engine::{Embedded, Query};
 use agentfinder_skills_reader::contract::Severity;
 use agentfinder_skills_reader::meili::{MeiliConfig, MeiliError};
-use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength};
+use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength, Measured};
 
 use fold::Folded;
 use rules::Rules;
@@ -157,6 +157,9 @@ pub async fn run(engine: Engine<'_>, asked: &Asked) -> Result<Ranked, SearchErro
             continue;
         }
         ranked.engine = engine.name();
+        if let Engine::Embedded(embedded) = engine {
+            ranked = with_cards(ranked, embedded, asked).await;
+        }
         return Ok(ranked);
     }
 }
@@ -233,7 +236,51 @@ fn strength(query: &str, results: &[Folded], similarity: Option<f64>) -> MatchSt
     let words_held = results
         .first()
         .and_then(|first| rules::share_of_words(query, &first.hit));
-    MatchStrength::judge(similarity, words_held, !results.is_empty())
+    MatchStrength::judge(Measured {
+        any: !results.is_empty(),
+        best_similarity: similarity,
+        card_similarity: None,
+        words_held,
+    })
+}
+
+/// Most results whose names and descriptions are compared with the query
+/// when vectors did not rank them.
+pub const CARDS_COMPARED: usize = 3;
+
+/// `ranked` judged again with the similarity of its first results' names
+/// and descriptions to the query, embedded now by `embedded`'s query
+/// model, when vectors did not rank them (keywords only); as it was when
+/// they did, or with no model.
+async fn with_cards(mut ranked: Ranked, embedded: &Embedded, asked: &Asked) -> Ranked {
+    if ranked.strength.best_similarity.is_some() || ranked.results.is_empty() {
+        return ranked;
+    }
+    let cards: Vec<String> = ranked
+        .results
+        .iter()
+        .take(CARDS_COMPARED)
+        .map(|result| {
+            let hit = &result.hit;
+            format!(
+                "{}: {}",
+                hit.text("skill_name"),
+                hit.text("skill_description")
+            )
+        })
+        .collect();
+    if let Some(card) = embedded
+        .card_similarity(&asked.text, &cards, asked.start_by)
+        .await
+    {
+        ranked.strength = MatchStrength::judge(Measured {
+            any: true,
+            best_similarity: None,
+            card_similarity: Some(card),
+            words_held: ranked.strength.words_held,
+        });
+    }
+    ranked
 }
 
 /// The risk level of a hit's skill: `signals.risk.level`; `None` where

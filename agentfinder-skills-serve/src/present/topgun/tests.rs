@@ -141,7 +141,7 @@ fn a_hit_becomes_a_candidate_with_its_frontmatter_enveloped() {
         .map(|r| r.to_string())
         .unwrap_or_default();
     assert!(
-        reason.starts_with("no good match: keywords only: the first result holds 0%"),
+        reason.starts_with("no good match: keywords only, no model: the first result holds 0%"),
         "{reason}"
     );
     assert!(reason.ends_with("1 weak results left out"), "{reason}");
@@ -163,7 +163,13 @@ fn answer(results: Vec<Presented>, good: bool) -> crate::present::Answer {
     crate::present::Answer {
         engine: "embedded",
         notice: None,
-        strength: agentfinder_skills_reader::results::MatchStrength::judge(None, Some(share), true),
+        strength: agentfinder_skills_reader::results::MatchStrength::judge(
+            agentfinder_skills_reader::results::Measured {
+                any: true,
+                words_held: Some(share),
+                ..Default::default()
+            },
+        ),
         results,
     }
 }
