@@ -7,50 +7,103 @@
 //! slower, and a set of patterns to the PikeVM always. That was the
 //! largest cost of the scan on skills written in other languages.
 //!
-//! So each pattern has a loose copy with every `\b` and `\B` dropped. An
-//! assertion dropped can only let a pattern match more, never less: where
-//! the loose copy finds nothing, the pattern as written finds nothing
-//! either. On non-ASCII text the loose copy (DFA-fast: it has no word
-//! boundary) runs first, and the pattern as written runs only where the
-//! loose one matched. On ASCII text the pattern as written runs alone.
+//! So each pattern has a loose copy with every `\b` and `\B` dropped,
+//! and every bounded repetition `{m,n}` opened to `{m,}` (the counting
+//! in `[^\n]{0,80}` is what makes a lazy DFA's states multiply). Either
+//! change can only let a pattern match more, never less: where the loose
+//! copy finds nothing, the pattern as written finds nothing either. The
+//! loose copy runs first, at DFA speed, and the pattern as written runs
+//! only where the loose one matched. On ASCII text a set runs as written
+//! (its DFA reads `\b` there); the prose patterns, long and
+//! case-insensitive, run one by one, loose copy first, on any text: as
+//! one set they cost ten times more on the same paragraphs.
 
 use std::borrow::Cow;
 
 use regex::{Captures, Match, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 /// `pattern` with every word-boundary assertion (`\b`, `\B`, `\b{...}`)
-/// dropped: it matches wherever `pattern` does, and maybe elsewhere.
+/// dropped and every bounded repetition `{m,n}` outside a class opened
+/// to `{m,}`: it matches wherever `pattern` does, and maybe elsewhere.
 pub fn loosen(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len());
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('b' | 'B') => {
-                if chars.peek() == Some(&'{') {
-                    for c in chars.by_ref() {
-                        if c == '}' {
-                            break;
+    let (mut i, mut class) = (0, 0usize);
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            match chars.get(i + 1) {
+                Some('b' | 'B') if class == 0 => {
+                    i += 2;
+                    if chars.get(i) == Some(&'{') {
+                        while i < chars.len() && chars[i] != '}' {
+                            i += 1;
                         }
+                        i += 1;
                     }
                 }
+                Some(&next) => {
+                    out.push('\\');
+                    out.push(next);
+                    i += 2;
+                }
+                None => {
+                    out.push('\\');
+                    i += 1;
+                }
             }
-            Some(next) => {
-                out.push('\\');
-                out.push(next);
-            }
-            None => out.push('\\'),
+            continue;
         }
+        if class > 0 {
+            class = match c {
+                '[' => class + 1,
+                ']' => class - 1,
+                _ => class,
+            };
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        if c == '[' {
+            // `[`, then `^` and a `]` that are literal where they stand.
+            class = 1;
+            out.push(c);
+            i += 1;
+            for literal in ['^', ']'] {
+                if chars.get(i) == Some(&literal) {
+                    out.push(literal);
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        if c == '{' {
+            if let Some(min) = bounded_repetition(&chars[i..]) {
+                out.push('{');
+                out.push_str(&min.0);
+                out.push_str(",}");
+                i += min.1;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
     }
     out
 }
 
-/// Whether `pattern` has a word-boundary assertion.
-fn has_boundary(pattern: &str) -> bool {
-    loosen(pattern).len() != pattern.len()
+/// For `{m,n}` at the start of `chars`: `m`, and the length of `{m,n}`.
+fn bounded_repetition(chars: &[char]) -> Option<(String, usize)> {
+    let end = chars.iter().position(|&c| c == '}')?;
+    let inner: String = chars[1..end].iter().collect();
+    let (min, max) = inner.split_once(',')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(min) && digits(max)).then(|| (min.to_string(), end + 1))
+}
+
+/// Whether loosening changes `pattern`.
+fn loosens(pattern: &str) -> bool {
+    loosen(pattern) != pattern
 }
 
 /// How a pattern is compiled: whether `^` and `$` match at line ends, and
@@ -88,7 +141,7 @@ pub struct WordRegex {
 impl WordRegex {
     /// Compiles `pattern` (and its loose copy).
     pub fn new(pattern: &str, options: Options) -> Self {
-        let loose = has_boundary(pattern).then(|| regex(&loosen(pattern), options));
+        let loose = loosens(pattern).then(|| regex(&loosen(pattern), options));
         Self {
             exact: regex(pattern, options),
             loose,
@@ -169,12 +222,19 @@ impl SetHits {
     }
 }
 
-/// Patterns matched together, in one pass, with their loose copies.
+/// Patterns matched together, with their loose copies.
 #[derive(Debug, Clone)]
 pub struct WordSet {
-    exact: RegexSet,
-    loose: RegexSet,
+    how: How,
     each: Vec<Regex>,
+}
+
+#[derive(Debug, Clone)]
+enum How {
+    /// One pass of a set over the text (as written on ASCII text).
+    Set { exact: RegexSet, loose: RegexSet },
+    /// Each loose copy alone, then the pattern as written where it matched.
+    OneByOne { loose: Vec<Regex> },
 }
 
 impl WordSet {
@@ -194,21 +254,48 @@ impl WordSet {
         };
         let written: Vec<String> = patterns.iter().map(|p| p.as_ref().to_string()).collect();
         Self {
-            loose: set(written.iter().map(|p| loosen(p)).collect()),
+            how: How::Set {
+                loose: set(written.iter().map(|p| loosen(p)).collect()),
+                exact: set(written.clone()),
+            },
             each: written.iter().map(|p| regex(p, options)).collect(),
-            exact: set(written),
         }
     }
 
-    /// The patterns that match `text`, exactly as the set as written says.
-    pub fn matches(&self, text: &str) -> SetHits {
-        if text.is_ascii() {
-            return SetHits(self.exact.matches(text).iter().collect());
-        }
-        SetHits(
-            self.loose
-                .matches(text)
+    /// Compiles `patterns` to be tried one by one, loose copy first: for
+    /// long case-insensitive patterns, whose set's lazy DFA keeps
+    /// building states (and falls back to the PikeVM).
+    pub fn one_by_one<S: AsRef<str>>(patterns: &[S], options: Options) -> Self {
+        let each = |loose: bool| -> Vec<Regex> {
+            patterns
                 .iter()
+                .map(|p| match loose {
+                    true => regex(&loosen(p.as_ref()), options),
+                    false => regex(p.as_ref(), options),
+                })
+                .collect()
+        };
+        Self {
+            how: How::OneByOne { loose: each(true) },
+            each: each(false),
+        }
+    }
+
+    /// The patterns that match `text`, exactly as the patterns as written
+    /// (alone or as one set) say.
+    pub fn matches(&self, text: &str) -> SetHits {
+        let candidates: Vec<usize> = match &self.how {
+            How::Set { exact, .. } if text.is_ascii() => {
+                return SetHits(exact.matches(text).iter().collect());
+            }
+            How::Set { loose, .. } => loose.matches(text).iter().collect(),
+            How::OneByOne { loose } => (0..loose.len())
+                .filter(|&i| loose[i].is_match(text))
+                .collect(),
+        };
+        SetHits(
+            candidates
+                .into_iter()
                 .filter(|&i| self.each[i].is_match(text))
                 .collect(),
         )
@@ -226,11 +313,18 @@ mod tests {
     };
 
     #[test]
-    fn loosening_drops_only_word_boundaries() {
+    fn loosening_drops_word_boundaries_and_opens_bounded_repetitions() {
         assert_eq!(loosen(r"\bcurl\b"), "curl");
         assert_eq!(loosen(r"\Bx\b{start}y"), "xy");
         assert_eq!(loosen(r"a\\b\.\d"), r"a\\b\.\d");
         assert_eq!(loosen(r"(?i:\b(?:a|b)\b)"), "(?i:(?:a|b))");
+        assert_eq!(loosen(r"a[^\n]{0,80}b{2}c{1,3}?"), r"a[^\n]{0,}b{2}c{1,}?");
+        // Not a repetition: inside a class, a Unicode class, an escape.
+        assert_eq!(
+            loosen(r"[{0,1}\]{2,3}]\p{L}\x{41}"),
+            r"[{0,1}\]{2,3}]\p{L}\x{41}"
+        );
+        assert_eq!(loosen(r"[]{1,2}]x{1,2}"), r"[]{1,2}]x{1,}");
     }
 
     #[test]
@@ -239,8 +333,10 @@ mod tests {
             r"\bcurl\b",
             r"(?i:\bsecretly\b[^\n]{0,20}\bsend\b)",
             r"\bid\b",
+            r"a{2,3}b",
         ];
         let set = WordSet::new(&patterns, OPTIONS);
+        let one_by_one = WordSet::one_by_one(&patterns, OPTIONS);
         let texts = [
             "curl x",
             "écurl x",
@@ -250,6 +346,10 @@ mod tests {
             "provide ça",
             "the id — ça",
             "ça",
+            "ſecretly send",
+            "secretly and then, much later than that, send",
+            "aaaab é",
+            "ab aab",
         ];
         for text in texts {
             let want: Vec<usize> = RegexSet::new(patterns)
@@ -258,6 +358,7 @@ mod tests {
                 .iter()
                 .collect();
             assert_eq!(set.matches(text).0, want, "{text}");
+            assert_eq!(one_by_one.matches(text).0, want, "{text}");
             for (i, p) in patterns.iter().enumerate() {
                 let one = WordRegex::new(p, OPTIONS);
                 let re = Regex::new(p).unwrap();

@@ -152,7 +152,7 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         size_limit: 32 << 20,
         dfa_size_limit: None,
     };
-    let steer = WordSet::new(
+    let steer = WordSet::one_by_one(
         &STEER.iter().map(|(_, p)| *p).collect::<Vec<_>>(),
         steer_options,
     );
