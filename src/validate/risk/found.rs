@@ -74,9 +74,13 @@ impl Found {
     }
 
     /// Takes `other`'s findings (of text found inside one line of the
-    /// file) as findings on `line`, keeping the most severe per class.
+    /// file) as findings on `line`, keeping the most severe per class
+    /// (of equals, the one from the earliest line of `other`: taken in a
+    /// hash map's order, which one was kept changed from run to run).
     pub fn absorb(&mut self, other: Found, line: u32) {
-        for ((file, class, _), finding) in other.best {
+        let mut found: Vec<_> = other.best.into_iter().collect();
+        found.sort_by(|(a, _), (b, _)| a.cmp(b));
+        for ((file, class, _), finding) in found {
             let key = (file, class, Some(line));
             match self.best.get(&key) {
                 Some(old) if old.severity >= finding.severity => {}
@@ -103,5 +107,38 @@ impl Found {
                 .then_with(|| a.class.cmp(&b.class))
         });
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absorbing_keeps_the_earliest_of_equals_every_time() {
+        let rule = super::super::rules::rule("unscanned/gave-up").unwrap();
+        for _ in 0..16 {
+            let mut inner = Found::default();
+            for line in [7, 3, 5, 1, 9, 2] {
+                let said = Said {
+                    excerpt: format!("line {line}"),
+                    note: None,
+                    context: None,
+                };
+                let at = At {
+                    file: "s.sh",
+                    line: Some(line),
+                };
+                inner.push(rule, at, rule.severity, said);
+            }
+            let mut outer = Found::default();
+            outer.absorb(inner, 40);
+            let found = outer.finish();
+            assert_eq!(found.len(), 1);
+            assert_eq!(
+                (found[0].line, found[0].excerpt.as_str()),
+                (Some(40), "line 1")
+            );
+        }
     }
 }
