@@ -1,5 +1,6 @@
-//! The last two steps of the results pipeline (pure): skills named as the
-//! query first, and copies of a skill folded into one result.
+//! The last steps of the results pipeline (pure): hits of the sources the
+//! operator trusts weighed more, skills named as the query first, and
+//! copies of a skill folded into one result.
 //!
 //! A query that is a skill's very name finds that skill first: users who
 //! type `pdf` or `docx-fill` want the skill of that name, not one that
@@ -52,6 +53,32 @@ pub fn name_first(query: &str, hits: Vec<Hit>) -> Vec<Hit> {
     }
     named.extend(rest);
     named
+}
+
+/// How much more a hit from a source the operator marked official
+/// (`trust = "official"`) weighs: its score is multiplied by it. In a
+/// crawl, near-namesakes and reworked copies of an official skill (not
+/// folded: their content differs) often outrank it on a few more words.
+/// Measured with keywords over the official skills among tomevault-io's
+/// and AgentWorkers' 80k (`fixtures/eval/crawl`, judged; set on its
+/// tuning questions, 1.05 to 1.6 tried, top-3 0.79 -> 0.86 from 1.35 on):
+/// on the held-out third, top-1 0.653 -> 0.796, MRR 0.759 -> 0.837,
+/// top-3 0.898 either way.
+pub const OFFICIAL_WEIGHT: f64 = 1.35;
+
+/// `hits` with those of official sources weighed by [`OFFICIAL_WEIGHT`],
+/// best first again (ties keep their order).
+pub fn trusted_weighed(mut hits: Vec<Hit>) -> Vec<Hit> {
+    if !hits.iter().any(|hit| hit.text("trust") == "official") {
+        return hits;
+    }
+    for hit in &mut hits {
+        if hit.text("trust") == "official" {
+            hit.score *= OFFICIAL_WEIGHT;
+        }
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits
 }
 
 /// When the pipeline first met a skill at each place (by [`place`]:
@@ -187,6 +214,34 @@ mod tests {
 
     fn paths(results: &[Folded]) -> Vec<&str> {
         results.iter().map(|r| r.hit.text("path")).collect()
+    }
+
+    #[test]
+    fn an_official_sources_hit_weighs_more_but_does_not_jump_every_other() {
+        let official = |h: Hit| with(h, "trust", json!("official"));
+        let hits = vec![
+            hit("crawl/pdf-pro", "pdf-pro", "PDF tools", "", 0.030),
+            hit("crawl/docx", "docx", "Word files", "", 0.020),
+            official(hit("skills/pdf", "pdf", "Read PDF files", "", 0.025)),
+            official(hit("skills/gif", "gif", "GIFs", "", 0.010)),
+        ];
+        let names = |hits: &[Hit]| -> Vec<String> {
+            hits.iter()
+                .map(|h| h.text("skill_name").to_string())
+                .collect()
+        };
+        let weighed = trusted_weighed(hits.clone());
+        // 0.025 x 1.35 passes 0.030; 0.010 x 1.35 stays under 0.020.
+        assert_eq!(names(&weighed), ["pdf", "pdf-pro", "docx", "gif"]);
+        // With no official source, nothing moves.
+        let plain: Vec<Hit> = hits
+            .into_iter()
+            .map(|mut h| {
+                h.document["trust"] = json!(null);
+                h
+            })
+            .collect();
+        assert_eq!(names(&trusted_weighed(plain.clone())), names(&plain));
     }
 
     #[test]

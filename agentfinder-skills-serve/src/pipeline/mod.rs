@@ -218,7 +218,7 @@ pub fn rank(
     limit: usize,
     first_seen: &fold::FirstSeen,
 ) -> Ranked {
-    let hits = rules::apply(query, candidates.hits, rules);
+    let hits = fold::trusted_weighed(rules::apply(query, candidates.hits, rules));
     let hits = fold::name_first(query, hits);
     let results = fold::fold(hits, limit.max(1), first_seen);
     Ranked {
