@@ -330,7 +330,7 @@ fn an_answer_with_no_good_match_says_so_in_every_output_with_the_rule_applied() 
     assert_eq!(body["no_good_match"], true, "{body:#}");
     assert_eq!(body["match"]["good"], false, "{body:#}");
     assert_eq!(body["match"]["words_held"], 0.25, "{body:#}");
-    let rule = "keywords only, no model: the first result holds 25% of the query's words (under 50%)";
+    let rule = "keywords only, cards not compared (no model): the first result holds 25% of the query's words (under 50%)";
     assert_eq!(body["match"]["rule"], rule, "{body:#}");
     // The weak result is still listed, flagged: a person may still want it.
     assert_eq!(body["results"][0]["displayName"], "pdf", "{body:#}");

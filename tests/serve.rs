@@ -83,7 +83,7 @@ fn search_health_and_bad_input_over_http() {
     assert_eq!(weak["no_good_match"], true, "{weak:#}");
     assert_eq!(
         weak["match"]["rule"],
-        "keywords only, no model: the first result holds 25% of the query's words (under 50%)"
+        "keywords only, cards not compared (no model): the first result holds 25% of the query's words (under 50%)"
     );
     let (_, _, weak) = server.json("/search?q=split+my+monthly+household+budget&format=topgun");
     assert!(weak["results"].as_array().unwrap().is_empty(), "{weak:#}");

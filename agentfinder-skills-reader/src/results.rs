@@ -91,7 +91,7 @@ pub const WORDS_HELD_FOR_A_MATCH: f64 = 0.5;
 /// [`WORDS_HELD_FOR_A_MATCH`] of the query's words. Set on the crawl-scale
 /// set's tuning questions (`fixtures/eval/crawl/queries.json`, keywords
 /// over anthropics, openai, tomevault-io and AgentWorkers: 100 answerable,
-/// 16 with no answer): 3 of 100 answerable and 13 of 16 with no answer
+/// 16 with no answer): 2 of 100 answerable and 13 of 16 with no answer
 /// flagged, where the words alone flagged 4 and 5.
 pub const CARD_NO_GOOD_MATCH_BELOW: f64 = 0.62;
 
@@ -141,7 +141,7 @@ pub struct MatchStrength {
 }
 
 /// What was measured of an answer, for [`MatchStrength::judge`].
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Measured {
     /// Whether there is any result at all.
     pub any: bool,
@@ -153,6 +153,9 @@ pub struct Measured {
     /// The share of the query's words the first result holds (`None`: the
     /// query has no word to count).
     pub words_held: Option<f64>,
+    /// Why the first results' cards were not compared with the query
+    /// (no model, the model busy or failing), when they were to be.
+    pub cards_not_compared: Option<String>,
 }
 
 impl MatchStrength {
@@ -185,7 +188,19 @@ impl MatchStrength {
         } else if let Some(sim) = measured.card_similarity {
             let said = format!("keywords only: the first results' names and descriptions are at best {sim:.3} like the query");
             let share = words.unwrap_or(0.0);
-            if sim >= CARD_GOOD_MATCH_FROM {
+            if words.is_none() {
+                (
+                    sim >= CARD_NO_GOOD_MATCH_BELOW,
+                    format!(
+                        "{said}, {} {CARD_NO_GOOD_MATCH_BELOW}, and the query has no word to count",
+                        if sim >= CARD_NO_GOOD_MATCH_BELOW {
+                            "at least"
+                        } else {
+                            "under"
+                        }
+                    ),
+                )
+            } else if sim >= CARD_GOOD_MATCH_FROM {
                 (true, format!("{said}, at least {CARD_GOOD_MATCH_FROM}"))
             } else if sim >= CARD_NO_GOOD_MATCH_BELOW {
                 (
@@ -201,20 +216,21 @@ impl MatchStrength {
                     ),
                 )
             }
-        } else if let Some(share) = words {
-            (
-                share >= KEYWORDS_WORDS_HELD_FOR_A_MATCH,
-                format!(
-                    "keywords only, no model: {}",
-                    held(share, KEYWORDS_WORDS_HELD_FOR_A_MATCH)
-                ),
-            )
         } else {
-            (
-                true,
-                "not measured: keywords only, no model, and the query has no word to count"
-                    .to_string(),
-            )
+            let why = measured.cards_not_compared.as_deref().unwrap_or("no model");
+            match words {
+                Some(share) => (
+                    share >= KEYWORDS_WORDS_HELD_FOR_A_MATCH,
+                    format!(
+                        "keywords only, cards not compared ({why}): {}",
+                        held(share, KEYWORDS_WORDS_HELD_FOR_A_MATCH)
+                    ),
+                ),
+                None => (
+                    true,
+                    format!("not measured: keywords only, cards not compared ({why}), and the query has no word to count"),
+                ),
+            }
         };
         Self {
             best_similarity: measured.best_similarity,
@@ -240,6 +256,7 @@ mod tests {
             best_similarity,
             card_similarity,
             words_held,
+            cards_not_compared: None,
         })
     }
 
@@ -304,7 +321,25 @@ mod tests {
         );
         assert_eq!(
             rule(None, None, Some(0.25)),
-            "keywords only, no model: the first result holds 25% of the query's words (under 50%)"
+            "keywords only, cards not compared (no model): the first result holds 25% of the query's words (under 50%)"
+        );
+        let busy = MatchStrength::judge(Measured {
+            any: true,
+            words_held: Some(0.25),
+            cards_not_compared: Some("the model was busy".into()),
+            ..Measured::default()
+        });
+        assert!(
+            busy.rule
+                .starts_with("keywords only, cards not compared (the model was busy): "),
+            "{}",
+            busy.rule
+        );
+        // No word to count: the cards alone, never a made-up share.
+        let wordless = rule(None, Some(0.55), None);
+        assert!(
+            wordless.ends_with("under 0.62, and the query has no word to count"),
+            "{wordless}"
         );
     }
 }

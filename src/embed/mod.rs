@@ -36,7 +36,7 @@ pub const SECTION_TEMPLATE: &str = "{skill_name} > {heading_path}\n{content}";
 /// The text a document is embedded from.
 pub fn embedding_text(doc: &Document) -> String {
     if doc.kind == KIND_SKILL {
-        format!("{}: {}", doc.skill_name, doc.skill_description)
+        agentfinder_skills_reader::contract::skill_card(&doc.skill_name, &doc.skill_description)
     } else {
         format!(
             "{} > {}\n{}",

@@ -29,6 +29,12 @@ use opener::{Opener, Source};
 use turns::Turns;
 use vectors::{ModelLoader, NoVector, QueryVectors};
 
+/// Longest the cards of a keyword answer may take to embed
+/// ([`Embedded::card_similarity`]), and never more than half the time
+/// left before the search's `start_by`: past it the answer is judged by
+/// its words, and says so, rather than made late.
+pub const CARDS_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How the embedded engine is set up.
 #[derive(Debug, Clone)]
 pub struct EmbeddedOptions {
@@ -163,27 +169,44 @@ impl Embedded {
     /// The best similarity ([`similarity_of_cosine`]'s scale) between
     /// `query` and `cards` (each a result's `"{name}: {description}"`, the
     /// text a skill document's vector is of), all embedded now by the
-    /// query model, in one batch: how well an answer that vectors did not
-    /// rank matches. `None` without a model, or when it cannot answer by
-    /// `start_by`.
+    /// query model in one wait: how well an answer that vectors did not
+    /// rank matches. At most [`CARDS_WITHIN`] (and half the time left
+    /// before `start_by`); the error says why not (no model, busy,
+    /// failed).
     pub async fn card_similarity(
         &self,
         query: &str,
         cards: &[String],
         start_by: Option<Instant>,
-    ) -> Option<f64> {
-        if cards.is_empty() || !self.queries.configured() {
-            return None;
+    ) -> Result<f64, String> {
+        if !self.queries.configured() {
+            return Err("no model".into());
         }
-        let texts = std::iter::once(query).chain(cards.iter().map(String::as_str));
-        let vectors =
-            futures::future::join_all(texts.map(|text| self.queries.embed(text, start_by))).await;
-        let mut vectors = vectors.into_iter();
-        let query = vectors.next()?.ok()?;
-        vectors
-            .filter_map(Result::ok)
-            .map(|card| similarity_of_cosine(crate::nearest::dot(&query, &card)))
-            .reduce(f64::max)
+        let wanted = without_ruled_out(query);
+        let texts = std::iter::once(&*wanted).chain(cards.iter().map(String::as_str));
+        let embedded =
+            futures::future::join_all(texts.map(|text| self.queries.embed(text, start_by)));
+        let within = start_by.map_or(CARDS_WITHIN, |by| {
+            (by.saturating_duration_since(Instant::now()) / 2).min(CARDS_WITHIN)
+        });
+        let vectors = tokio::time::timeout(within, embedded)
+            .await
+            .map_err(|_| format!("the model was busy past {} ms", within.as_millis()))?;
+        let mut vectors = vectors.into_iter().map(|v| {
+            v.map_err(|e| match e {
+                NoVector::Late(_) => "the model was busy".to_string(),
+                // Why in full is `/health`'s (it names this machine's folders).
+                NoVector::Unavailable(_) => "no model".to_string(),
+            })
+        });
+        let query = vectors.next().ok_or("no query")??;
+        let mut best: Option<f64> = None;
+        for card in vectors {
+            let card = card?;
+            let similarity = similarity_of_cosine(crate::nearest::dot(&query, &card));
+            best = Some(best.map_or(similarity, |b| b.max(similarity)));
+        }
+        best.ok_or_else(|| "no card".to_string())
     }
 
     /// Makes the engine ready to answer from `store` (the default one when
@@ -196,9 +219,10 @@ impl Embedded {
         let Ok(engine) = self.owner(store).engine(None).await else {
             return;
         };
-        if engine.dimensions() > 0 && self.queries.configured() {
-            // Loads the model (a query vector is cached, so no work is lost).
-            let _ = self.queries.vector(&engine, "", None).await;
+        if self.queries.configured() {
+            // Loads the model (a vector is cached, so no work is lost): it
+            // embeds queries, and the cards of keyword answers.
+            let _ = self.queries.embed("", None).await;
         }
         let seconds = started.elapsed().as_secs_f64();
         if seconds >= 1.0 {

@@ -280,6 +280,24 @@ impl DocumentRules {
     }
 }
 
+/// The text a `skill` document's vector is of (the manifest's
+/// `templates.skill`, `"{skill_name}: {skill_description}"`): its card.
+pub fn skill_card(name: &str, description: &str) -> String {
+    format!("{name}: {description}")
+}
+
+/// The card of a document as the engines hold it, a section's included
+/// (its skill's name and description).
+pub fn card_text(document: &Value) -> String {
+    let field = |key: &str| {
+        document
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    skill_card(field("skill_name"), field("skill_description"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,9 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use document::{
-    default_source_id, is_valid_document_id, is_valid_source_id, skill_key, skill_key_of, Document,
-    DocumentRules, DocumentViolation, Ships, SkillSignals, SpecConformance, SpecFinding,
-    MAX_ID_BYTES, MAX_SOURCE_ID_CHARS, MAX_SUPPORTING_FILES,
+    card_text, default_source_id, is_valid_document_id, is_valid_source_id, skill_card, skill_key,
+    skill_key_of, Document, DocumentRules, DocumentViolation, Ships, SkillSignals, SpecConformance,
+    SpecFinding, MAX_ID_BYTES, MAX_SOURCE_ID_CHARS, MAX_SUPPORTING_FILES,
 };
 pub use risk::{Risk, RiskFinding, Severity};
 

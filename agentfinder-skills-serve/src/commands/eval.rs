@@ -8,7 +8,8 @@ use clap::Args;
 use agentfinder_skills_reader::cli::{exit, index_name, CommandFailure, MeiliArgs};
 use agentfinder_skills_reader::outln;
 use agentfinder_skills_reader::results::{
-    GOOD_MATCH_FROM, KEYWORDS_WORDS_HELD_FOR_A_MATCH, NO_GOOD_MATCH_BELOW, WORDS_HELD_FOR_A_MATCH,
+    CARD_GOOD_MATCH_FROM, CARD_NO_GOOD_MATCH_BELOW, GOOD_MATCH_FROM,
+    KEYWORDS_WORDS_HELD_FOR_A_MATCH, NO_GOOD_MATCH_BELOW, WORDS_HELD_FOR_A_MATCH,
 };
 
 use super::{check_ratio, ServingDefaults};
@@ -234,7 +235,7 @@ pub async fn run(mut args: EvalArgs, defaults: &ServingDefaults) -> Result<u8, C
         }
         outln!("engine {} index {index}", report.engine);
         outln!(
-            "flagged: the share of the queries with no answer / of the answerable ones that were called \"no good match\" (best vector similarity under {NO_GOOD_MATCH_BELOW}, or under {GOOD_MATCH_FROM} with the first result holding less than {WORDS_HELD_FOR_A_MATCH} of the query's words; keywords only: the first result holding less than {KEYWORDS_WORDS_HELD_FOR_A_MATCH} of them)"
+            "flagged: the share of the queries with no answer / of the answerable ones that were called \"no good match\" (best vector similarity under {NO_GOOD_MATCH_BELOW}, or under {GOOD_MATCH_FROM} with the first result holding less than {WORDS_HELD_FOR_A_MATCH} of the query's words; keywords only: the first three results' cards under {CARD_NO_GOOD_MATCH_BELOW} like the query unless the first holds every word, or under {CARD_GOOD_MATCH_FROM} with under {WORDS_HELD_FOR_A_MATCH} of them; with no model, the first result holding less than {KEYWORDS_WORDS_HELD_FOR_A_MATCH} of them)"
         );
     }
     Ok(0)

@@ -137,8 +137,8 @@ fn measured(
     agentfinder_skills_reader::results::Measured {
         any: true,
         best_similarity,
-        card_similarity: None,
         words_held,
+        ..Default::default()
     }
 }
 

@@ -55,30 +55,37 @@ pub fn name_first(query: &str, hits: Vec<Hit>) -> Vec<Hit> {
     named
 }
 
-/// How much more a hit from a source the operator marked official
-/// (`trust = "official"`) weighs: its score is multiplied by it. In a
-/// crawl, near-namesakes and reworked copies of an official skill (not
-/// folded: their content differs) often outrank it on a few more words.
-/// Measured with keywords over the official skills among tomevault-io's
-/// and AgentWorkers' 80k (`fixtures/eval/crawl`, judged; set on its
-/// tuning questions, 1.05 to 1.6 tried, top-3 0.79 -> 0.86 from 1.35 on):
-/// on the held-out third, top-1 0.653 -> 0.796, MRR 0.759 -> 0.837,
-/// top-3 0.898 either way.
-pub const OFFICIAL_WEIGHT: f64 = 1.35;
+/// How far down the ranking a hit from a source the operator marked
+/// official (`trust = "official"`) is moved first from. In a crawl,
+/// near-namesakes and reworked copies of an official skill (not folded:
+/// their content differs) often outrank it on a few more words. By rank,
+/// not by score, so that both engines' scores (rank-fused, or
+/// Meilisearch's ranking score) move it alike. Measured with keywords
+/// over the official skills among tomevault-io's and AgentWorkers' 80k
+/// (`fixtures/eval/crawl`, judged), first as a weight on the embedded
+/// engine's rank-fused scores (1.05 to 1.6 tried on the tuning
+/// questions; 1.35, top-3 0.79 -> 0.86, puts an official hit of about
+/// the first 22 first), then as this rule.
+pub const OFFICIAL_FIRST_WITHIN: usize = 20;
 
-/// `hits` with those of official sources weighed by [`OFFICIAL_WEIGHT`],
-/// best first again (ties keep their order).
-pub fn trusted_weighed(mut hits: Vec<Hit>) -> Vec<Hit> {
-    if !hits.iter().any(|hit| hit.text("trust") == "official") {
+/// `hits` with those of official sources among the first
+/// [`OFFICIAL_FIRST_WITHIN`] moved first, in their order, at the best
+/// score of the ranking.
+pub fn trusted_first(hits: Vec<Hit>) -> Vec<Hit> {
+    let official = |hit: &Hit| hit.text("trust") == "official";
+    let within = hits.len().min(OFFICIAL_FIRST_WITHIN);
+    if !hits[..within].iter().any(official) {
         return hits;
     }
-    for hit in &mut hits {
-        if hit.text("trust") == "official" {
-            hit.score *= OFFICIAL_WEIGHT;
-        }
+    let top = hits.first().map_or(1.0, |h| h.score);
+    let mut hits = hits.into_iter();
+    let (mut first, near): (Vec<Hit>, Vec<Hit>) = hits.by_ref().take(within).partition(official);
+    for hit in &mut first {
+        hit.score = top;
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits
+    first.extend(near);
+    first.extend(hits);
+    first
 }
 
 /// When the pipeline first met a skill at each place (by [`place`]:
@@ -217,23 +224,27 @@ mod tests {
     }
 
     #[test]
-    fn an_official_sources_hit_weighs_more_but_does_not_jump_every_other() {
+    fn an_official_sources_hit_near_the_top_comes_first_and_one_far_down_does_not() {
         let official = |h: Hit| with(h, "trust", json!("official"));
-        let hits = vec![
-            hit("crawl/pdf-pro", "pdf-pro", "PDF tools", "", 0.030),
-            hit("crawl/docx", "docx", "Word files", "", 0.020),
-            official(hit("skills/pdf", "pdf", "Read PDF files", "", 0.025)),
-            official(hit("skills/gif", "gif", "GIFs", "", 0.010)),
+        let mut hits = vec![
+            hit("crawl/pdf-pro", "pdf-pro", "PDF tools", "", 0.9),
+            hit("crawl/docx", "docx", "Word files", "", 0.8),
+            official(hit("skills/pdf", "pdf", "Read PDF files", "", 0.7)),
         ];
+        for n in 0..OFFICIAL_FIRST_WITHIN {
+            hits.push(hit(&format!("crawl/{n}"), &format!("c{n}"), "", "", 0.5));
+        }
+        hits.push(official(hit("skills/gif", "gif", "GIFs", "", 0.1)));
         let names = |hits: &[Hit]| -> Vec<String> {
             hits.iter()
                 .map(|h| h.text("skill_name").to_string())
                 .collect()
         };
-        let weighed = trusted_weighed(hits.clone());
-        // 0.025 x 1.35 passes 0.030; 0.010 x 1.35 stays under 0.020.
-        assert_eq!(names(&weighed), ["pdf", "pdf-pro", "docx", "gif"]);
-        // With no official source, nothing moves.
+        let moved = trusted_first(hits.clone());
+        assert_eq!(names(&moved[..3]), ["pdf", "pdf-pro", "docx"]);
+        assert_eq!(moved[0].score, 0.9, "at the best score of the ranking");
+        assert_eq!(names(&moved).last().map(String::as_str), Some("gif"));
+        // With no official source near the top, nothing moves.
         let plain: Vec<Hit> = hits
             .into_iter()
             .map(|mut h| {
@@ -241,7 +252,7 @@ mod tests {
                 h
             })
             .collect();
-        assert_eq!(names(&trusted_weighed(plain.clone())), names(&plain));
+        assert_eq!(names(&trusted_first(plain.clone())), names(&plain));
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod rules;
 use std::time::Instant;
 
 use agentfinder_skills_engine::{Embedded, Query};
+use agentfinder_skills_reader::contract::card_text;
 use agentfinder_skills_reader::contract::Severity;
 use agentfinder_skills_reader::meili::{MeiliConfig, MeiliError};
 use agentfinder_skills_reader::results::{Candidates, Hit, MatchStrength, Measured};
@@ -218,7 +219,7 @@ pub fn rank(
     limit: usize,
     first_seen: &fold::FirstSeen,
 ) -> Ranked {
-    let hits = fold::trusted_weighed(rules::apply(query, candidates.hits, rules));
+    let hits = fold::trusted_first(rules::apply(query, candidates.hits, rules));
     let hits = fold::name_first(query, hits);
     let results = fold::fold(hits, limit.max(1), first_seen);
     Ranked {
@@ -239,8 +240,8 @@ fn strength(query: &str, results: &[Folded], similarity: Option<f64>) -> MatchSt
     MatchStrength::judge(Measured {
         any: !results.is_empty(),
         best_similarity: similarity,
-        card_similarity: None,
         words_held,
+        ..Measured::default()
     })
 }
 
@@ -251,36 +252,49 @@ pub const CARDS_COMPARED: usize = 3;
 /// `ranked` judged again with the similarity of its first results' names
 /// and descriptions to the query, embedded now by `embedded`'s query
 /// model, when vectors did not rank them (keywords only); as it was when
-/// they did, or with no model.
+/// they did, when nothing was found, or when the first result holds every
+/// word of the query (then the cards could not make it weak). Cards that
+/// could not be compared leave the words' verdict, saying why.
 async fn with_cards(mut ranked: Ranked, embedded: &Embedded, asked: &Asked) -> Ranked {
-    if ranked.strength.best_similarity.is_some() || ranked.results.is_empty() {
+    let strength = &ranked.strength;
+    if strength.best_similarity.is_some()
+        || ranked.results.is_empty()
+        || strength.words_held.is_some_and(|share| share >= 1.0)
+    {
         return ranked;
     }
     let cards: Vec<String> = ranked
         .results
         .iter()
         .take(CARDS_COMPARED)
-        .map(|result| {
-            let hit = &result.hit;
-            format!(
-                "{}: {}",
-                hit.text("skill_name"),
-                hit.text("skill_description")
-            )
-        })
+        .map(|result| card_text(&result.hit.document))
         .collect();
-    if let Some(card) = embedded
+    let measured = match embedded
         .card_similarity(&asked.text, &cards, asked.start_by)
         .await
     {
-        ranked.strength = MatchStrength::judge(Measured {
-            any: true,
-            best_similarity: None,
+        Ok(card) => Measured {
             card_similarity: Some(card),
-            words_held: ranked.strength.words_held,
-        });
-    }
+            ..measured(&ranked.strength)
+        },
+        Err(why) => Measured {
+            cards_not_compared: Some(why),
+            ..measured(&ranked.strength)
+        },
+    };
+    ranked.strength = MatchStrength::judge(measured);
     ranked
+}
+
+/// What a strength was judged on, again.
+fn measured(strength: &MatchStrength) -> Measured {
+    Measured {
+        any: true,
+        best_similarity: strength.best_similarity,
+        card_similarity: strength.card_similarity,
+        words_held: strength.words_held,
+        cards_not_compared: None,
+    }
 }
 
 /// The risk level of a hit's skill: `signals.risk.level`; `None` where

@@ -311,11 +311,11 @@ impl FindOutput {
         }
     }
 
-    /// The block FindSkills ends with; a registry that answered with no
-    /// good match is named, with its rule.
+    /// The block FindSkills ends with; after it, a registry that answered
+    /// with no good match is named, with its rule.
     pub fn completion_block(&self, results_path: &str) -> String {
         let mut block = format!(
-            "## FIND COMPLETE\n\nFound {} skills from {} registries ({} unavailable).\n",
+            "## FIND COMPLETE\n\nFound {} skills from {} registries ({} unavailable).\nResults: {results_path}\n",
             self.total_results,
             self.registries_searched.len(),
             self.unavailable_count
@@ -325,7 +325,6 @@ impl FindOutput {
                 block.push_str(&format!("{}: {reason}.\n", searched.registry));
             }
         }
-        block.push_str(&format!("Results: {results_path}\n"));
         block
     }
 }
@@ -389,7 +388,7 @@ pub fn adapter_response(
     match outcome {
         Ok(answer) if !answer.strength.good && !answer.results.is_empty() => {
             let reason = format!(
-                "no good match: {}; {} weak results left out",
+                "no good match: {}; weak results left out: {}",
                 answer.strength.rule,
                 answer.results.len()
             );

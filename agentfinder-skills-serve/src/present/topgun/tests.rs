@@ -141,10 +141,10 @@ fn a_hit_becomes_a_candidate_with_its_frontmatter_enveloped() {
         .map(|r| r.to_string())
         .unwrap_or_default();
     assert!(
-        reason.starts_with("no good match: keywords only, no model: the first result holds 0%"),
+        reason.starts_with("no good match: keywords only, cards not compared (no model): the first result holds 0%"),
         "{reason}"
     );
-    assert!(reason.ends_with("1 weak results left out"), "{reason}");
+    assert!(reason.ends_with("weak results left out: 1"), "{reason}");
     let found = FindOutput::gather("q", "t".into(), 1, vec![(weak, 0)]);
     let block = found.completion_block("out.json");
     assert!(
