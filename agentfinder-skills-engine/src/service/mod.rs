@@ -301,3 +301,85 @@ impl Embedded {
             .map_err(|e| e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vectors::QueryModel;
+
+    /// Texts about PDFs point one way, everything else the other.
+    struct Topics;
+
+    impl QueryModel for Topics {
+        fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    if t.to_lowercase().contains("pdf") {
+                        vec![1.0, 0.0]
+                    } else {
+                        vec![0.0, 1.0]
+                    }
+                })
+                .collect())
+        }
+    }
+
+    fn embedded(model: Option<Result<(), String>>) -> Embedded {
+        let model = model.map(|loads| ModelLoader {
+            model: "m".into(),
+            revision: "r".into(),
+            load: Arc::new(move || match &loads {
+                Ok(()) => Ok(Box::new(Topics) as Box<dyn QueryModel>),
+                Err(why) => Err(why.clone()),
+            }),
+        });
+        Embedded::new(EmbeddedOptions {
+            store: "unused".into(),
+            store_options: StoreOptions::default(),
+            cache: std::env::temp_dir(),
+            keep_versions: 1,
+            model,
+        })
+    }
+
+    #[tokio::test]
+    async fn cards_are_compared_with_the_query_as_the_model_sees_them() {
+        let engine = embedded(Some(Ok(())));
+        let cards = ["gif: Make GIFs".to_string(), "pdf: Merge PDFs".to_string()];
+        // The best of the cards, on Meilisearch's scale.
+        let best = engine
+            .card_similarity("merge pdf files", &cards, None)
+            .await;
+        assert_eq!(best, Ok(1.0));
+        let none = engine
+            .card_similarity("bake bread", &cards[1..], None)
+            .await;
+        assert_eq!(none, Ok(0.5));
+        // What the query rules out is not compared.
+        let ruled_out = engine
+            .card_similarity("bake bread rather than a pdf", &cards[1..], None)
+            .await;
+        assert_eq!(ruled_out, Ok(0.5));
+    }
+
+    #[tokio::test]
+    async fn cards_not_compared_say_why_in_a_few_words() {
+        let cards = ["pdf: Merge PDFs".to_string()];
+        let absent = embedded(None).card_similarity("pdf", &cards, None).await;
+        assert_eq!(absent, Err("no model".to_string()));
+        // A model that fails to load names this machine's folders: that is
+        // `/health`'s to say, not the answer's.
+        let failing = embedded(Some(Err("no files in /home/x/models".into())));
+        let failed = failing.card_similarity("pdf", &cards, None).await;
+        assert_eq!(failed, Err("no model".to_string()));
+        // No time left: the words decide, and the search is not made late.
+        let late = embedded(Some(Ok(())))
+            .card_similarity("pdf", &cards, Some(Instant::now()))
+            .await;
+        assert!(
+            late.as_ref().is_err_and(|why| why.contains("busy")),
+            "{late:?}"
+        );
+    }
+}
