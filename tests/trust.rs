@@ -74,7 +74,7 @@ fn search(work: &Path, cache: &Path, query: &str, args: &[&str]) -> std::process
 }
 
 fn folders(out: &std::process::Output) -> Vec<String> {
-    let results: Value = serde_json::from_str(&stdout(out)).unwrap();
+    let results: Value = serde_json::from_str::<Value>(&stdout(out)).unwrap()["results"].clone();
     results
         .as_array()
         .unwrap()
@@ -144,7 +144,7 @@ fn a_skill_that_runs_a_fetched_payload_is_critical_with_evidence_and_kept_from_t
         "{}",
         stdout(&out)
     );
-    let results: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let results: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     let shown = results
         .as_array()
         .unwrap()
@@ -258,7 +258,7 @@ fn pipeline(work: &Path, sources: &[(&str, &GitRepo, &str)]) {
 fn first_for_merging(work: &Path, cache: &Path) -> (String, Vec<String>) {
     let out = search(work, cache, "merge pdf files", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let results: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let results: Value = serde_json::from_str::<Value>(&stdout(&out)).unwrap()["results"].clone();
     let first = &results[0];
     let also = first["metadata"]["alsoAt"]
         .as_array()
