@@ -89,6 +89,25 @@ fn config_with_model(dir: &std::path::Path, work: &std::path::Path) -> PathBuf {
     path
 }
 
+/// `search` over the store `config` names, with no Meilisearch and the
+/// engine's index under `work`.
+fn search_with(
+    config: &std::path::Path,
+    work: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    binary()
+        .arg("search")
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .current_dir(work)
+        .env_remove("MEILI_URL")
+        .env("XDG_CACHE_HOME", work.join("engine-cache"))
+        .output()
+        .unwrap()
+}
+
 /// A repository of two skills, `s/pdf` (description and body) and `s/gif`
 /// (description), committed once.
 fn pdf_and_gif(pdf: (&str, &str), gif: &str) -> GitRepo {
@@ -460,16 +479,7 @@ fn the_embedded_engine_says_when_nothing_matches_well() {
     let config = config_with_model(&dir, work.path());
     let out = build(work.path(), &config, repo.path(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let search = |query: &str| {
-        binary()
-            .args(["search", query, "--json", "--config"])
-            .arg(&config)
-            .current_dir(work.path())
-            .env_remove("MEILI_URL")
-            .env("XDG_CACHE_HOME", work.path().join("engine-cache"))
-            .output()
-            .unwrap()
-    };
+    let search = |query: &str| search_with(&config, work.path(), &[query, "--json"]);
     let out = search("merge two pdf files into one");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("no good match"), "{}", stderr(&out));
@@ -495,14 +505,7 @@ fn the_embedded_engine_says_when_nothing_matches_well() {
     // Keywords only, the model still judges the answer: the first
     // results' names and descriptions, embedded now, against the query.
     let keywords = |query: &str| {
-        let out = binary()
-            .args(["search", query, "--json", "--keyword-only", "--config"])
-            .arg(&config)
-            .current_dir(work.path())
-            .env_remove("MEILI_URL")
-            .env("XDG_CACHE_HOME", work.path().join("engine-cache"))
-            .output()
-            .unwrap();
+        let out = search_with(&config, work.path(), &[query, "--json", "--keyword-only"]);
         assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()
     };
@@ -613,14 +616,7 @@ fn a_budget_of_sections_embeds_each_skills_longest_and_opts_the_others_out() {
 
     // The embedded engine still finds a section without a vector by its
     // words, and ranks with the vectors there are.
-    let out = binary()
-        .args(["search", "merge pdfs", "--json", "--config"])
-        .arg(&config)
-        .current_dir(work.path())
-        .env_remove("MEILI_URL")
-        .env("XDG_CACHE_HOME", work.path().join("engine-cache"))
-        .output()
-        .unwrap();
+    let out = search_with(&config, work.path(), &["merge pdfs", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let hits: serde_json::Value =
         serde_json::from_str::<serde_json::Value>(&stdout(&out)).unwrap()["results"].clone();
