@@ -128,9 +128,15 @@ mod tests {
     use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) -> String {
+        git_with(dir, args, &[])
+    }
+
+    /// `git args` in `dir` with `env` set besides the test identity.
+    fn git_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
         let out = Command::new("git")
             .args(args)
             .current_dir(dir)
+            .envs(env.iter().copied())
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.org")
             .env("GIT_COMMITTER_NAME", "t")
@@ -149,17 +155,7 @@ mod tests {
         std::fs::write(dir.join(file), date).unwrap();
         git(dir, &["add", "-A"]);
         let date_env = [("GIT_AUTHOR_DATE", date), ("GIT_COMMITTER_DATE", date)];
-        let out = Command::new("git")
-            .args(["commit", "-q", "-m", file])
-            .current_dir(dir)
-            .envs(date_env)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.org")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.org")
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+        git_with(dir, &["commit", "-q", "-m", file], &date_env);
         git(dir, &["rev-parse", "HEAD"])
     }
 

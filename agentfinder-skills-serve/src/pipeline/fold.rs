@@ -72,7 +72,6 @@ pub const OFFICIAL_FIRST_WITHIN: usize = 20;
 /// [`OFFICIAL_FIRST_WITHIN`] moved first, in their order, at the best
 /// score of the ranking.
 pub fn trusted_first(hits: Vec<Hit>) -> Vec<Hit> {
-    let official = |hit: &Hit| hit.text("trust") == "official";
     let within = hits.len().min(OFFICIAL_FIRST_WITHIN);
     if !hits[..within].iter().any(official) {
         return hits;
@@ -86,6 +85,12 @@ pub fn trusted_first(hits: Vec<Hit>) -> Vec<Hit> {
     first.extend(near);
     first.extend(hits);
     first
+}
+
+/// Whether `hit` is of a source the operator marked official
+/// (`trust = "official"`).
+fn official(hit: &Hit) -> bool {
+    hit.text("trust") == "official"
 }
 
 /// When the pipeline first met a skill at each place (by [`place`]:
@@ -166,7 +171,6 @@ fn fold_keys(hit: &Hit) -> Vec<String> {
 /// content the pipeline saw first (`first_seen`), then the best ranked.
 /// A git date, which any copy can set, decides nothing.
 pub fn shown(copies: &[Hit], first_seen: &FirstSeen) -> usize {
-    let official = |hit: &Hit| hit.text("trust") == "official";
     let seen = |hit: &Hit| {
         let path = hit.text("path");
         first_seen
