@@ -12,11 +12,21 @@
 use agentfinder_skills_reader::artifact::read_manifest;
 use agentfinder_skills_reader::contract::parts::{bucket_of, PartEntry};
 use agentfinder_skills_reader::contract::{ArtifactLocation, Manifest};
-use agentfinder_skills_reader::parts::read_entries;
+use agentfinder_skills_reader::parts::read_tree;
 use agentfinder_skills_reader::read::ReadError;
 use agentfinder_skills_reader::store::Store;
 
 use crate::source::{Change, KnownChanges};
+
+/// The names of an artifact's buckets and lists, for the next build to
+/// name again where nothing in them changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BucketTree {
+    /// `(digest, entries)` of each bucket, by number (`""` for an empty one).
+    pub buckets: Vec<(String, usize)>,
+    /// The digest of each list, by number (schema 8; empty before).
+    pub lists: Vec<String>,
+}
 
 /// The entries of an earlier artifact, in path order. A build takes the
 /// entries it reuses out of it (no copy of their documents), so a base
@@ -27,8 +37,8 @@ pub struct Base {
     /// Sorted by path. A taken entry keeps its path, commit and date (what
     /// [`Base::known_changes`] reads) and loses its key, so it is not taken twice.
     entries: Vec<PartEntry>,
-    /// `(digest, entries)` of each bucket, by number.
-    buckets: Vec<(String, usize)>,
+    /// Its buckets and lists.
+    buckets: BucketTree,
     /// The build part of the keys of its entries
     /// ([`EntryKeys::fingerprint`](crate::assemble::keys::EntryKeys::fingerprint)),
     /// when this process made them.
@@ -37,9 +47,9 @@ pub struct Base {
 }
 
 impl Base {
-    /// The base made of `entries`, built at `commit`, whose buckets are
-    /// `(digest, entries)` by number, as in the parts index.
-    pub fn new(commit: &str, mut entries: Vec<PartEntry>, buckets: Vec<(String, usize)>) -> Self {
+    /// The base made of `entries`, built at `commit`, whose buckets and
+    /// lists are `buckets`.
+    pub fn new(commit: &str, mut entries: Vec<PartEntry>, buckets: BucketTree) -> Self {
         // Builds write entries in path order already (so this costs a
         // pass); `take_reusable` searches by path, whatever the source.
         if !entries.is_sorted_by(|a, b| a.path <= b.path) {
@@ -70,8 +80,8 @@ impl Base {
         &self.commit
     }
 
-    /// Takes `(digest, entries)` of each of the base's buckets, by number.
-    pub fn take_buckets(&mut self) -> Vec<(String, usize)> {
+    /// Takes the names of the base's buckets and lists.
+    pub fn take_buckets(&mut self) -> BucketTree {
         std::mem::take(&mut self.buckets)
     }
 
@@ -90,15 +100,18 @@ impl Base {
         if manifest.source_repo != repo {
             return Ok(None);
         }
-        let entries = read_entries(store, &location, index).await?;
-        let mut sizes = vec![0usize; index.buckets.len()];
-        let count = index.buckets.len() as u32;
+        let (names, entries) = read_tree(store, &location, index).await?;
+        let mut sizes = vec![0usize; names.len()];
+        let count = names.len() as u32;
         for entry in &entries {
             if let Some(size) = sizes.get_mut(bucket_of(&entry.path, count)) {
                 *size += 1;
             }
         }
-        let buckets = index.buckets.iter().cloned().zip(sizes).collect();
+        let buckets = BucketTree {
+            buckets: names.into_iter().zip(sizes).collect(),
+            lists: index.lists.clone(),
+        };
         Ok(Some(Self::new(&manifest.source_commit, entries, buckets)))
     }
 
@@ -194,7 +207,7 @@ mod tests {
     #[test]
     fn an_entry_is_taken_once_by_its_key_and_still_dates_its_file() {
         let entries = vec![entry("b", "kb", Some(2)), entry("a", "ka", Some(1))];
-        let mut base = Base::new("c1", entries, Vec::new());
+        let mut base = Base::new("c1", entries, BucketTree::default());
         assert_eq!(base.take_reusable("a", "wrong"), None);
         let taken = base.take_reusable("a", "ka").unwrap();
         assert_eq!(taken, entry("a", "ka", Some(1)));

@@ -334,9 +334,9 @@ fn every_kind_of_change() -> (GitRepo, Vec<String>, usize) {
 }
 
 /// The four complete files of a commit artifact, the manifest without the
-/// time it was generated and without the names of its buckets (an entry
-/// reused from an earlier commit points into that commit's pack, so the
-/// bytes of its bucket differ from a cold build's; what they make does not).
+/// time it was generated and without the names of its bucket lists (an
+/// entry reused from an earlier commit points into that commit's pack, so
+/// the bytes of its bucket differ from a cold build's; what they make does not).
 fn complete_files(cwd: &std::path::Path, commit: &str) -> Vec<(String, String)> {
     [
         "hf-skills.ndjson",
@@ -351,7 +351,7 @@ fn complete_files(cwd: &std::path::Path, commit: &str) -> Vec<(String, String)> 
         if file == "manifest.json" {
             let mut manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
             manifest["generated_at"] = serde_json::Value::Null;
-            manifest["parts"]["buckets"] = serde_json::Value::Null;
+            manifest["parts"]["lists"] = serde_json::Value::Null;
             text = manifest.to_string();
         }
         (file.to_string(), text)
@@ -627,4 +627,115 @@ fn dates_an_earlier_build_cannot_vouch_for_are_walked_for_again() {
     let theirs = dated(cold.path(), &commits[49], path);
     assert_eq!(theirs, (Value::String(commits[36].clone()), None));
     assert_eq!(dated(chained.path(), &commits[49], path), theirs);
+}
+
+/// Every file under `dir` (relative path, size), in the store's own
+/// folders only (`commits/`, `parts/`: not locks, caches or `seen.ndjson`).
+fn stored_files(dir: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.join("commits"), dir.join("parts")];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let relative = path.strip_prefix(dir).unwrap().to_string_lossy();
+                found.insert(relative.into_owned(), entry.metadata().unwrap().len());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_one_file_change_writes_one_bucket_one_list_and_a_small_manifest() {
+    let mut repo = GitRepo::new();
+    for i in 0..300 {
+        repo.write(
+            &format!("skills/s{i:03}/SKILL.md"),
+            skill(
+                &format!("s{i:03}"),
+                "a skill of the collection",
+                &format!(
+                    "# Use\n\n{}\n\n## More\n\nStep {i}.\n",
+                    "Some words. ".repeat(40)
+                ),
+            ),
+        );
+    }
+    let first = repo.commit("many");
+    repo.write(
+        "skills/s150/SKILL.md",
+        skill("s150", "changed", "# Use\n\nNew body.\n"),
+    );
+    let second = repo.commit("one change");
+    let source = repo.path().to_str().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let backfill = |store: &str, to: &str| {
+        let args = [
+            "backfill",
+            "--no-embed",
+            "--store",
+            store,
+            "--source",
+            source,
+        ];
+        let out = run(work.path(), &[&args[..], &["--to", to]].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    backfill("one", &first);
+    let summary = backfill("two", &second);
+    assert_eq!(field(&summary, "patched"), "1", "{summary}");
+    // The first commit writes the same bytes in both stores: what the
+    // second store has more is what the one-file change cost.
+    let one = stored_files(&work.path().join("one"));
+    let two = stored_files(&work.path().join("two"));
+    for (path, size) in &one {
+        assert_eq!(two.get(path), Some(size), "{path}");
+    }
+    let added: Vec<(&String, &u64)> = two.iter().filter(|(p, _)| !one.contains_key(*p)).collect();
+    let count = |folder: &str| added.iter().filter(|(p, _)| p.starts_with(folder)).count();
+    assert_eq!(count("parts/buckets/"), 1, "{added:?}");
+    assert_eq!(count("parts/lists/"), 1, "{added:?}");
+    assert_eq!(count("parts/packs/"), 1, "{added:?}");
+    assert_eq!(count(&format!("commits/{second}/")), 2, "{added:?}");
+    assert_eq!(added.len(), 5, "{added:?}");
+    let artifact: u64 = one.values().sum();
+    let written: u64 = added.iter().map(|(_, size)| **size).sum();
+    assert!(
+        written * 40 < artifact,
+        "a one-file change wrote {written} bytes of an artifact of {artifact}: {added:?}"
+    );
+    // Its manifest names lists, not every bucket.
+    let manifest = added
+        .iter()
+        .find(|(p, _)| p.ends_with("manifest.json"))
+        .map_or(0, |(_, size)| **size);
+    assert!(manifest < 32 * 1024, "manifest of {manifest} bytes");
+    // And it reads back as the cold build of the same commit does.
+    let out = run(
+        work.path(),
+        &[
+            "build",
+            "--no-embed",
+            "--no-promote",
+            "--store",
+            "cold",
+            "--source",
+            source,
+            "--ref",
+            &second,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    for file in ["hf-skills.ndjson", "ai-catalog.json", "findings.ndjson"] {
+        assert_eq!(
+            commit_file(work.path(), "two", &second, file),
+            commit_file(work.path(), "cold", &second, file),
+            "{file}"
+        );
+    }
 }

@@ -149,7 +149,7 @@ fn artifacts_carry_meilisearch_vectors_and_rebuilds_embed_only_new_text() {
         assert_eq!(default["embeddings"].as_array().unwrap().len(), 384);
     }
     let manifest = read_json(work.path().join("artifacts/latest/manifest.json"));
-    assert_eq!(manifest["schema_version"], 7);
+    assert_eq!(manifest["schema_version"], 8);
     assert_eq!(
         manifest["embedder"]["model"],
         "sentence-transformers/all-MiniLM-L6-v2"

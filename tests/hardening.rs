@@ -284,13 +284,15 @@ fn the_manifest_stays_small_and_every_finding_is_in_the_findings_file() {
     assert!(out.status.success(), "{}", stderr(&out));
     let latest = work.path().join("artifacts/latest");
     let mut manifest = read_json(latest.join("manifest.json"));
-    // The parts index is bounded by the bucket count, whatever the findings;
+    // The parts index is bounded by the list count, whatever the findings;
     // the rest (findings examples and counts among it) stays small.
     let parts = manifest.as_object_mut().unwrap().remove("parts").unwrap();
+    use agentfinder_skills_reader::contract::parts::{BUCKET_COUNT, LIST_SIZE};
     assert_eq!(
-        parts["buckets"].as_array().unwrap().len(),
-        agentfinder_skills_reader::contract::parts::BUCKET_COUNT as usize
+        parts["lists"].as_array().unwrap().len(),
+        (BUCKET_COUNT / LIST_SIZE) as usize
     );
+    assert!(parts.get("buckets").is_none(), "schema 8 names lists only");
     let manifest_bytes = serde_json::to_vec_pretty(&manifest).unwrap().len();
     assert!(
         manifest_bytes < 16 * 1024,

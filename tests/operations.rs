@@ -252,7 +252,7 @@ fn json_logs_are_json_to_the_last_line() {
     assert_eq!(summary["stage"], "summary");
     assert_eq!(summary["event"], "build");
     assert_eq!(summary["commit"], commit.as_str());
-    assert_eq!(summary["schema_version"], 7);
+    assert_eq!(summary["schema_version"], 8);
     assert_eq!(summary["status"], "built");
     assert_eq!(summary["latest"], "promoted");
     assert_eq!(

@@ -1,6 +1,6 @@
 //! Reading the shared parts of a commit artifact (the layout is the
-//! contract's: [`crate::contract::parts`]): buckets checked against their
-//! names, documents streamed from packs with each range checked against
+//! contract's: [`crate::contract::parts`]): lists and buckets checked
+//! against their names, documents streamed from packs with each range checked against
 //! its entry's sha256, and the complete files composed.
 
 use std::future::Future;
@@ -12,8 +12,8 @@ use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStor
 use sha2::{Digest, Sha256};
 
 use crate::contract::parts::{
-    bucket_path, compose_catalog, compose_findings, pack_path, Bucket, PartEntry, PartRef,
-    PartsIndex,
+    bucket_path, compose_catalog, compose_findings, list_path, pack_path, Bucket, BucketList,
+    PartEntry, PartRef, PartsIndex,
 };
 use crate::contract::{ArtifactLocation, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE};
 use crate::read::{line_cut, ReadError, StreamError};
@@ -28,19 +28,19 @@ fn corrupt(location: &ArtifactLocation, file: &str, message: String) -> ReadErro
     }
 }
 
-/// Reads one bucket, checked against its name.
-pub async fn read_bucket(
+/// The bytes of a content-addressed object, checked against its name.
+async fn read_named(
     store: &Store,
     location: &ArtifactLocation,
+    path: &object_store::path::Path,
     sha256: &str,
-) -> Result<Bucket, ReadError> {
-    let path = bucket_path(sha256);
-    let bytes = match store.inner.get(&path).await {
-        Ok(got) => got.bytes().await.map_err(|e| ReadError::store(&path, &e))?,
+) -> Result<Bytes, ReadError> {
+    let bytes = match store.inner.get(path).await {
+        Ok(got) => got.bytes().await.map_err(|e| ReadError::store(path, &e))?,
         Err(object_store::Error::NotFound { .. }) => {
             return Err(corrupt(location, path.as_ref(), "missing".into()))
         }
-        Err(e) => return Err(ReadError::store(&path, &e)),
+        Err(e) => return Err(ReadError::store(path, &e)),
     };
     if hex::encode(Sha256::digest(&bytes)) != sha256 {
         return Err(corrupt(
@@ -49,12 +49,89 @@ pub async fn read_bucket(
             "does not match its name".into(),
         ));
     }
-    serde_json::from_slice(&bytes).map_err(|e| ReadError::Invalid {
+    Ok(bytes)
+}
+
+fn parse<T: serde::de::DeserializeOwned>(
+    location: &ArtifactLocation,
+    path: &object_store::path::Path,
+    bytes: &[u8],
+) -> Result<T, ReadError> {
+    serde_json::from_slice(bytes).map_err(|e| ReadError::Invalid {
         location: location.to_string(),
         file: path.to_string(),
         line: Some(e.line()),
         message: e.to_string(),
     })
+}
+
+/// Reads one bucket, checked against its name.
+pub async fn read_bucket(
+    store: &Store,
+    location: &ArtifactLocation,
+    sha256: &str,
+) -> Result<Bucket, ReadError> {
+    let path = bucket_path(sha256);
+    let bytes = read_named(store, location, &path, sha256).await?;
+    parse(location, &path, &bytes)
+}
+
+/// Reads one bucket list (schema 8), checked against its name and size.
+pub async fn read_list(
+    store: &Store,
+    location: &ArtifactLocation,
+    sha256: &str,
+    size: u32,
+) -> Result<BucketList, ReadError> {
+    let path = list_path(sha256);
+    let bytes = read_named(store, location, &path, sha256).await?;
+    let list: BucketList = parse(location, &path, &bytes)?;
+    if list.buckets.len() != size as usize {
+        let message = format!("names {} buckets, not {size}", list.buckets.len());
+        return Err(corrupt(location, path.as_ref(), message));
+    }
+    Ok(list)
+}
+
+/// The digest of every bucket `index` names, by bucket number (`""` for
+/// an empty one): the manifest's own (schema 5 to 7), or its lists'
+/// (schema 8).
+pub async fn bucket_names(
+    store: &Store,
+    location: &ArtifactLocation,
+    index: &PartsIndex,
+) -> Result<Vec<String>, ReadError> {
+    if index.lists.is_empty() {
+        return Ok(index.buckets.clone());
+    }
+    let size = index.list_size;
+    if size == 0 || index.lists.len() as u64 * u64::from(size) != u64::from(index.bucket_count) {
+        let message = format!(
+            "{} lists of {size} buckets do not make {}",
+            index.lists.len(),
+            index.bucket_count
+        );
+        return Err(corrupt(location, "manifest.json", message));
+    }
+    let reads: Vec<_> = index
+        .lists
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|sha| read_list(store, location, sha.as_str(), size))
+        .collect();
+    let lists: Vec<Result<BucketList, ReadError>> =
+        futures::stream::iter(reads).buffered(16).collect().await;
+    let mut lists = lists.into_iter();
+    let mut names = Vec::with_capacity(index.bucket_count as usize);
+    for sha in &index.lists {
+        // One read per non-empty list, in order.
+        let read = if sha.is_empty() { None } else { lists.next() };
+        match read {
+            Some(list) => names.extend(list?.buckets),
+            None => names.extend(std::iter::repeat_n(String::new(), size as usize)),
+        }
+    }
+    Ok(names)
 }
 
 /// Every entry `index` names, sorted by path (the order of the composed files).
@@ -63,10 +140,20 @@ pub async fn read_entries(
     location: &ArtifactLocation,
     index: &PartsIndex,
 ) -> Result<Vec<PartEntry>, ReadError> {
+    Ok(read_tree(store, location, index).await?.1)
+}
+
+/// The digest of every bucket, by number ([`bucket_names`]), and every
+/// entry, sorted by path ([`read_entries`]).
+pub async fn read_tree(
+    store: &Store,
+    location: &ArtifactLocation,
+    index: &PartsIndex,
+) -> Result<(Vec<String>, Vec<PartEntry>), ReadError> {
+    let names = bucket_names(store, location, index).await?;
     // The futures made up front: a closure inside the stream would make
     // this future not `Send` for every lifetime (rust-lang/rust#102211).
-    let reads: Vec<_> = index
-        .buckets
+    let reads: Vec<_> = names
         .iter()
         .filter(|b| !b.is_empty())
         .map(|sha| read_bucket(store, location, sha.as_str()))
@@ -78,7 +165,7 @@ pub async fn read_entries(
         entries.extend(bucket?.entries);
     }
     entries.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(entries)
+    Ok((names, entries))
 }
 
 /// A run of entries whose documents are adjacent in one pack: one read.
@@ -298,6 +385,83 @@ mod tests {
         }
     }
 
+    async fn store_of(objects: &[(object_store::path::Path, Bytes)]) -> Store {
+        let inner = std::sync::Arc::new(object_store::memory::InMemory::new());
+        for (path, bytes) in objects {
+            inner.put(path, bytes.clone().into()).await.unwrap();
+        }
+        Store::from_object_store(inner, "memory")
+    }
+
+    #[tokio::test]
+    async fn buckets_are_named_by_lists_or_by_a_flat_index_and_checked() {
+        use crate::contract::parts::{encode_bucket, encode_list};
+        let (a, a_bytes) = encode_bucket(&Bucket {
+            entries: vec![entry("a", "p", 0, 1)],
+        });
+        let (b, b_bytes) = encode_bucket(&Bucket {
+            entries: vec![entry("b", "p", 1, 1)],
+        });
+        let names = vec![a.clone(), String::new(), String::new(), b.clone()];
+        let (l0, l0_bytes) = encode_list(&BucketList {
+            buckets: names[..2].to_vec(),
+        });
+        let (l1, l1_bytes) = encode_list(&BucketList {
+            buckets: names[2..].to_vec(),
+        });
+        let store = store_of(&[
+            (bucket_path(&a), a_bytes),
+            (bucket_path(&b), b_bytes),
+            (list_path(&l0), l0_bytes),
+            (list_path(&l1), l1_bytes.clone()),
+        ])
+        .await;
+        let location = ArtifactLocation::Latest;
+        let listed = PartsIndex {
+            bucket_count: 4,
+            list_size: 2,
+            lists: vec![l0.clone(), l1.clone()],
+            ..PartsIndex::default()
+        };
+        let flat = PartsIndex {
+            bucket_count: 4,
+            buckets: names.clone(),
+            ..PartsIndex::default()
+        };
+        for index in [&listed, &flat] {
+            let (read, entries) = read_tree(&store, &location, index).await.unwrap();
+            assert_eq!(read, names);
+            let paths: Vec<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+            assert_eq!(paths, ["a", "b"]);
+        }
+        // An empty list stands for empty buckets, and is not read.
+        let sparse = PartsIndex {
+            lists: vec![String::new(), l1.clone()],
+            ..listed.clone()
+        };
+        let (read, entries) = read_tree(&store, &location, &sparse).await.unwrap();
+        assert_eq!(read, ["", "", "", b.as_str()]);
+        assert_eq!(entries.len(), 1);
+        // A list of other bytes than its name says, or of another size,
+        // or lists that do not make the bucket count: damaged.
+        let swapped = store_of(&[(list_path(&l0), l1_bytes)]).await;
+        let err = read_tree(&swapped, &location, &listed).await.unwrap_err();
+        assert!(err.to_string().contains("does not match its name"), "{err}");
+        let wrong = PartsIndex {
+            bucket_count: 6,
+            list_size: 3,
+            ..listed.clone()
+        };
+        let err = read_tree(&store, &location, &wrong).await.unwrap_err();
+        assert!(err.to_string().contains("names 2 buckets, not 3"), "{err}");
+        let short = PartsIndex {
+            bucket_count: 8,
+            ..listed
+        };
+        let err = read_tree(&store, &location, &short).await.unwrap_err();
+        assert!(err.to_string().contains("do not make 8"), "{err}");
+    }
+
     #[test]
     fn adjacent_ranges_of_one_pack_are_read_at_once() {
         let entries = [
@@ -321,9 +485,8 @@ mod tests {
     fn the_catalog_is_the_head_the_objects_and_the_tail() {
         let index = PartsIndex {
             bucket_count: 1,
-            buckets: vec![],
             catalog_head: "{\n  \"entries\": [".into(),
-            findings_head: String::new(),
+            ..PartsIndex::default()
         };
         let empty = compose_catalog(&index, &[]);
         let empty: serde_json::Value = serde_json::from_slice(&empty).unwrap();

@@ -1,5 +1,6 @@
 //! The end of assembling: the findings that span files (duplicate names),
-//! the buckets (only those that changed are encoded) and the manifest.
+//! the buckets and their lists (only those that changed are encoded) and
+//! the manifest.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -7,7 +8,8 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 
 use agentfinder_skills_reader::contract::parts::{
-    bucket_of, encode_bucket, Bucket, PartEntry, PartsIndex, BUCKET_COUNT, LAYOUT_PARTS,
+    bucket_of, encode_bucket, encode_list, Bucket, BucketList, PartEntry, PartsIndex, BUCKET_COUNT,
+    LAYOUT_PARTS, LIST_SIZE,
 };
 use agentfinder_skills_reader::contract::{
     BuilderInfo, ChunkingInfo, EmbedderInfo, Manifest, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE,
@@ -17,6 +19,7 @@ use agentfinder_skills_reader::contract::{
 use super::catalog::catalog_head;
 use super::digest::build_digest;
 use super::{meilisearch_config, AssembleError, Assembled, Assembler, NewParts};
+use crate::reuse::BucketTree;
 use crate::validate::diagnostics::{Finding, WarningClass};
 use crate::validate::finding_lines::{finding_line, own_lines};
 use crate::validate::findings::{duplicate_names, FindingsLog, FindingsSummary};
@@ -25,10 +28,12 @@ use crate::validate::findings::{duplicate_names, FindingsLog, FindingsSummary};
 struct Indexed {
     /// What names them.
     index: PartsIndex,
-    /// The ones to write: `(sha256, bytes)`.
+    /// The buckets to write: `(sha256, bytes)`.
     objects: Vec<(String, Bytes)>,
-    /// Entries in each, by number.
-    sizes: Vec<usize>,
+    /// The lists to write, likewise.
+    lists: Vec<(String, Bytes)>,
+    /// Every bucket's and list's name, and the entries in each bucket.
+    named: BucketTree,
 }
 
 impl Assembler<'_> {
@@ -51,7 +56,8 @@ impl Assembler<'_> {
         let Indexed {
             index,
             objects: buckets,
-            sizes,
+            lists,
+            named: named_buckets,
         } = self.index(findings_head);
         let (mut embedder_info, mut embedded, mut cached, mut embed_seconds) = (None, 0, 0, 0.0);
         if let Some(shared) = &self.embedder {
@@ -64,7 +70,6 @@ impl Assembler<'_> {
             cached = embedder.cached - self.embedded_before.1;
             embed_seconds = embedder.model_seconds - self.embedded_before.2;
         }
-        let named_buckets = index.buckets.iter().cloned().zip(sizes).collect();
         let manifest = self.manifest(generated_at, &findings, embedder_info, index);
         let parsed = self.entries.len() as u64 - self.reused;
         let assembled = Assembled {
@@ -81,6 +86,7 @@ impl Assembler<'_> {
         let parts = NewParts {
             pack,
             buckets,
+            lists,
             entries: self.entries,
             named_buckets,
             fingerprint: self.keys.fingerprint(),
@@ -139,8 +145,8 @@ impl Assembler<'_> {
         Ok((summary, head))
     }
 
-    /// The index that names the buckets of the entries, the buckets to
-    /// write, and how many entries each bucket holds.
+    /// The index that names the buckets of the entries (through their
+    /// lists), the buckets and lists to write, and every name.
     fn index(&self, findings_head: String) -> Indexed {
         let mut buckets: Vec<Vec<&PartEntry>> = vec![Vec::new(); BUCKET_COUNT as usize];
         let mut changed = vec![false; BUCKET_COUNT as usize];
@@ -149,42 +155,70 @@ impl Assembler<'_> {
             buckets[bucket].push(entry);
             changed[bucket] |= fresh;
         }
-        let sizes = buckets.iter().map(Vec::len).collect();
-        let mut names = Vec::with_capacity(buckets.len());
+        let base = self.base_buckets.as_ref();
+        let mut named = Vec::with_capacity(buckets.len());
         let mut objects = Vec::new();
         for (number, entries) in buckets.into_iter().enumerate() {
+            let count = entries.len();
             if entries.is_empty() {
-                names.push(String::new());
+                named.push((String::new(), 0));
                 continue;
             }
             // Only reused, unchanged entries and as many as before: the
             // very entries of the base's bucket, so its object stands.
-            let unchanged =
-                self.base_buckets
-                    .as_ref()
-                    .map(|base| &base[number])
-                    .filter(|(digest, count)| {
-                        !changed[number] && *count == entries.len() && !digest.is_empty()
-                    });
+            let unchanged = base
+                .map(|b| &b.buckets[number])
+                .filter(|(digest, held)| !changed[number] && *held == count && !digest.is_empty());
             if let Some((digest, _)) = unchanged {
-                names.push(digest.clone());
+                named.push((digest.clone(), count));
                 continue;
             }
             let entries = entries.into_iter().cloned().collect();
             let (sha, bytes) = encode_bucket(&Bucket { entries });
-            names.push(sha.clone());
+            named.push((sha.clone(), count));
             objects.push((sha, bytes));
+        }
+        let mut list_names = Vec::with_capacity((BUCKET_COUNT / LIST_SIZE) as usize);
+        let mut lists = Vec::new();
+        for (number, chunk) in named.chunks(LIST_SIZE as usize).enumerate() {
+            if chunk.iter().all(|(digest, _)| digest.is_empty()) {
+                list_names.push(String::new());
+                continue;
+            }
+            // A list whose buckets all kept their names is the base's.
+            let start = number * LIST_SIZE as usize;
+            let kept = base.filter(|b| {
+                !b.lists[number].is_empty()
+                    && chunk
+                        .iter()
+                        .zip(&b.buckets[start..start + chunk.len()])
+                        .all(|((now, _), (before, _))| now == before)
+            });
+            if let Some(base) = kept {
+                list_names.push(base.lists[number].clone());
+                continue;
+            }
+            let buckets = chunk.iter().map(|(digest, _)| digest.clone()).collect();
+            let (sha, bytes) = encode_list(&BucketList { buckets });
+            list_names.push(sha.clone());
+            lists.push((sha, bytes));
         }
         let index = PartsIndex {
             bucket_count: BUCKET_COUNT,
-            buckets: names,
+            buckets: Vec::new(),
+            list_size: LIST_SIZE,
+            lists: list_names.clone(),
             catalog_head: catalog_head(&self.ctx, &self.host),
             findings_head,
         };
         Indexed {
             index,
             objects,
-            sizes,
+            lists,
+            named: BucketTree {
+                buckets: named,
+                lists: list_names,
+            },
         }
     }
 

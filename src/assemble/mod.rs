@@ -10,7 +10,7 @@ use std::io::Write;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use agentfinder_skills_reader::contract::parts::{PartEntry, PartRef, BUCKET_COUNT};
+use agentfinder_skills_reader::contract::parts::{PartEntry, PartRef, BUCKET_COUNT, LIST_SIZE};
 use agentfinder_skills_reader::contract::{
     Document, Manifest, SkillSignals, SkippedFile, SpecConformance, SpecFinding, KIND_SKILL,
 };
@@ -22,6 +22,7 @@ use self::marketplace::Marketplace;
 use crate::config::Config;
 use crate::embed::{EmbedError, Embedder};
 use crate::parse::read::Extracted;
+use crate::reuse::BucketTree;
 use crate::source::Change;
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::diagnostics::Finding;
@@ -107,12 +108,15 @@ pub struct Assembled {
 pub struct NewParts {
     /// This build's pack of new documents, when it made any.
     pub pack: Option<StagedFile>,
-    /// Every non-empty bucket: `(sha256, bytes)` (most already stored).
+    /// The buckets that changed: `(sha256, bytes)` (some may be stored
+    /// already, by another commit that had them).
     pub buckets: Vec<(String, Bytes)>,
+    /// The bucket lists that changed, likewise; written after the buckets.
+    pub lists: Vec<(String, Bytes)>,
     /// Every entry, in path order (the next build's base).
     pub entries: Vec<PartEntry>,
-    /// `(digest, entries)` of every bucket, by number (`""` for an empty one).
-    pub named_buckets: Vec<(String, usize)>,
+    /// The names of every bucket and list (the next build's base).
+    pub named_buckets: BucketTree,
     /// The build part of every entry key ([`EntryKeys::fingerprint`]).
     pub fingerprint: [u8; 32],
 }
@@ -186,9 +190,9 @@ pub struct Assembler<'a> {
     /// Per entry: made by this build, or its findings changed, so its
     /// bucket must be written again.
     fresh: Vec<bool>,
-    /// The buckets of the base, `(digest, entries)` by number, reused
-    /// whole where nothing in them changed.
-    base_buckets: Option<Vec<(String, usize)>>,
+    /// The buckets and lists of the base, named again where nothing in
+    /// them changed.
+    base_buckets: Option<BucketTree>,
     checker: DocumentChecker,
     embedder: Option<SharedEmbedder>,
     embedded_before: (u64, u64, f64),
@@ -262,10 +266,13 @@ impl<'a> Assembler<'a> {
         }
     }
 
-    /// Lets unchanged buckets of the base be named instead of written
-    /// again: `(digest, entries)` of each of its buckets, by number.
-    pub fn with_base_buckets(mut self, buckets: Option<Vec<(String, usize)>>) -> Self {
-        self.base_buckets = buckets.filter(|b| b.len() == BUCKET_COUNT as usize);
+    /// Lets unchanged buckets and lists of the base be named instead of
+    /// written again (a base of another shape, an older schema's, is not).
+    pub fn with_base_buckets(mut self, buckets: Option<BucketTree>) -> Self {
+        self.base_buckets = buckets.filter(|b| {
+            b.buckets.len() == BUCKET_COUNT as usize
+                && b.lists.len() == (BUCKET_COUNT / LIST_SIZE) as usize
+        });
         self
     }
 

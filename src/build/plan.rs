@@ -12,7 +12,7 @@ use super::BuildError;
 use crate::assemble::keys::entry_keys;
 use crate::assemble::marketplace::{parse_marketplace, Marketplace};
 use crate::config::Config;
-use crate::reuse::Base;
+use crate::reuse::{Base, BucketTree};
 use crate::source::{Change, Entry, EntryKind, Snapshot};
 use crate::validate::diagnostics::{Finding, WarningClass};
 use crate::walk::supporting_files::{folder_files, folder_of, shipped_entries};
@@ -35,8 +35,8 @@ pub(super) struct Plan {
     pub marketplace: (Marketplace, Vec<(String, Finding)>),
     /// Earlier entries to take by key (a listed plan only).
     pub base: Option<Base>,
-    /// `(digest, entries)` of the base's buckets, by number.
-    pub base_buckets: Option<Vec<(String, usize)>>,
+    /// The names of the base's buckets and lists.
+    pub base_buckets: Option<BucketTree>,
     /// One line on what was found.
     pub found: String,
 }

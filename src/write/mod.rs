@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use object_store::{ObjectStoreExt, PutMode};
 
-use agentfinder_skills_reader::contract::parts::{bucket_path, pack_path, PACKS_DIR};
+use agentfinder_skills_reader::contract::parts::{bucket_path, list_path, pack_path, PACKS_DIR};
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, SuccessMarker, MANIFEST_FILE, SCHEMA_VERSION, SUCCESS_FILE,
 };
@@ -31,7 +31,7 @@ use crate::store::put::{put, put_content, put_content_at, Content, WriteError, W
 /// What one commit's build adds to the store, before it is written.
 #[derive(Debug)]
 pub struct CommitFiles {
-    /// The new parts (a pack and buckets), most buckets already stored.
+    /// The new parts (a pack, buckets and lists): what the commit changed.
     pub parts: crate::assemble::NewParts,
     /// The manifest; its artifact id is filled in by [`CommitFiles::seal`].
     pub manifest: Manifest,
@@ -63,8 +63,12 @@ impl CommitFiles {
         if let Some(pack) = self.parts.pack {
             shared.push((pack_path(&pack.digest.sha256), Content::File(pack)));
         }
+        // Buckets before the lists that name them, lists before the manifest.
         for (sha, bytes) in self.parts.buckets {
             shared.push((bucket_path(&sha), Content::Bytes(bytes)));
+        }
+        for (sha, bytes) in self.parts.lists {
+            shared.push((list_path(&sha), Content::Bytes(bytes)));
         }
         SealedArtifact {
             shared,

@@ -7,7 +7,8 @@
 //! superset of the one the original Python builder wrote.
 //!
 //! - this module: the files' names, `_SUCCESS`, the manifest, locations;
-//! - [`parts`]: the shared-parts layout of commit artifacts (schema 5);
+//! - [`parts`]: the shared-parts layout of commit artifacts (schema 5; two
+//!   levels from 8);
 //! - `document` and `risk`: one line of the documents file, and the risk
 //!   findings a skill carries.
 
@@ -51,8 +52,12 @@ pub use risk::{Risk, RiskFinding, Severity};
 /// the skill ships, and their highest severity), `content_key` (what a
 /// skill is, whatever its name: its SKILL.md body and shipped files, by
 /// which copies fold) and `trust` (the operator's word on the source,
-/// `official`, where given) to documents. Readers accept 1 to 7.
-pub const SCHEMA_VERSION: u32 = 7;
+/// `official`, where given) to documents.
+/// 8 names a commit's buckets through lists ([`parts::PartsIndex::lists`],
+/// `parts/lists/`) and spreads paths over 8,192 smaller buckets, so a
+/// commit's new objects follow what it changed; documents are unchanged.
+/// Readers accept 1 to 8.
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Oldest contract version this reader still reads.
 pub const MIN_SCHEMA_VERSION: u32 = 1;

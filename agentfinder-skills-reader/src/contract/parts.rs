@@ -1,12 +1,16 @@
-//! The shared-parts layout of commit artifacts (schema 5): documents that
-//! did not change between commits are stored once.
+//! The shared-parts layout of commit artifacts (schema 5; two levels
+//! from schema 8): documents that did not change between commits are
+//! stored once.
 //!
 //! A tree of immutable, content-addressed objects, in the manner of Apache
-//! Iceberg (snapshot -> manifest list -> manifests -> data files):
+//! Iceberg (snapshot -> manifest list -> manifests -> data files) and git's
+//! tree of trees:
 //!
 //! ```text
 //! commits/<id>/_SUCCESS          vouches for manifest.json (as before)
-//! commits/<id>/manifest.json     layout "parts"; parts.buckets: 1,024 bucket digests
+//! commits/<id>/manifest.json     layout "parts"; parts.lists: 512 list digests
+//!                                (schema 5 to 7: parts.buckets, 1,024 bucket digests)
+//! parts/lists/<sha256>.json      (8) one list: the digests of 16 buckets
 //! parts/buckets/<sha256>.json    one bucket: the entries of the SKILL.md paths
 //!                                that hash into it, sorted by path
 //! parts/packs/<sha256>.ndjson    documents, appended by the build that first
@@ -16,16 +20,19 @@
 //! An entry is everything one SKILL.md contributes to an artifact: the byte
 //! range of its documents in a pack (with their sha256), its catalog entry
 //! and its findings lines. A commit that changes four files writes one small
-//! pack, the four buckets those files hash into, and its manifest; every
-//! other bucket is shared, by digest, with the commit before it.
+//! pack, the (at most) four buckets and four lists those files hash into,
+//! and its manifest; every other list and bucket is shared, by digest, with
+//! the commit before it. Small buckets (8,192 of them, two or three entries
+//! each on an 18,000-skill collection) make a change rewrite a few KB, and
+//! the lists keep the manifest from naming every bucket.
 //!
 //! The complete files are composed, never stored per commit:
 //! `hf-skills.ndjson` is every entry's range in path order;
 //! `ai-catalog.json` is [`PartsIndex::catalog_head`], the entries' catalog
 //! objects joined by [`CATALOG_NEXT`], and [`CATALOG_TAIL`];
 //! `findings.ndjson` is [`PartsIndex::findings_head`] and every entry's lines.
-//! Composition verifies every object it reads: a bucket against its name,
-//! each document range against its entry's sha256.
+//! Composition verifies every object it reads: a list and a bucket against
+//! its name, each document range against its entry's sha256.
 
 use bytes::Bytes;
 use object_store::path::Path;
@@ -38,15 +45,24 @@ use super::Manifest;
 pub const LAYOUT_PARTS: &str = "parts";
 /// Folder of the bucket manifests, at the root of a (source's) store.
 pub const BUCKETS_DIR: &str = "parts/buckets";
+/// Folder of the bucket lists (schema 8).
+pub const LISTS_DIR: &str = "parts/lists";
 /// Folder of the document packs.
 pub const PACKS_DIR: &str = "parts/packs";
-/// Buckets the paths of a build are spread over. Fixed: a commit built with
-/// another count would share no bucket with its parent. 1,024 keeps both
-/// sides small on real collections: on AgentWorkers/skills (18,415 skills,
-/// about 19 changed files a commit) a bucket is about 24 KB and a manifest
-/// 88 KB; a 1,000-commit backfill wrote 448 MB of buckets (with 256
-/// buckets of about 75 KB, 1.4 GB).
-pub const BUCKET_COUNT: u32 = 1024;
+/// Buckets the paths of a build are spread over (schema 8). Fixed: a
+/// commit built with another count would share no bucket with its parent.
+/// On AgentWorkers/skills (18,415 skills, entries of about 2.3 KB, most of
+/// it the catalog object and the findings lines) a bucket holds two or
+/// three entries, about 5 KB, so a commit that changes a file rewrites
+/// about 5 KB for it instead of a 37 KB bucket of 1,024; a cold build
+/// writes about 7,000 buckets.
+pub const BUCKET_COUNT: u32 = 8192;
+/// Buckets named by one list (schema 8): [`BUCKET_COUNT`] / 16 = 512
+/// lists, so the manifest names 512 digests (about 38 KB) and a changed
+/// bucket rewrites a list of about 1.1 KB.
+pub const LIST_SIZE: u32 = 16;
+/// Buckets of schema 5 to 7, named by the manifest directly.
+pub const FLAT_BUCKET_COUNT: u32 = 1024;
 /// Bytes before the first catalog object, after [`PartsIndex::catalog_head`].
 pub const CATALOG_FIRST: &str = "\n    ";
 /// Bytes between two catalog objects.
@@ -55,17 +71,40 @@ pub const CATALOG_NEXT: &str = ",\n    ";
 pub const CATALOG_TAIL: &str = "\n  ]\n}\n";
 
 /// The root of a commit's parts: `manifest.json`'s `parts`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PartsIndex {
-    /// How many buckets paths are spread over ([`BUCKET_COUNT`]).
+    /// How many buckets paths are spread over ([`BUCKET_COUNT`];
+    /// [`FLAT_BUCKET_COUNT`] before schema 8).
     pub bucket_count: u32,
-    /// The sha256 of each bucket's object, by bucket number; `""` for an
-    /// empty bucket.
+    /// Schema 5 to 7: the sha256 of each bucket's object, by bucket
+    /// number; `""` for an empty bucket. Empty (and absent) from schema
+    /// 8, where [`PartsIndex::lists`] name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub buckets: Vec<String>,
+    /// Schema 8: buckets per list ([`LIST_SIZE`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub list_size: u32,
+    /// Schema 8: the sha256 of each list's object ([`BucketList`]), by
+    /// list number (list `i` names buckets `i * list_size` up to the
+    /// next list's); `""` for a list of empty buckets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lists: Vec<String>,
     /// `ai-catalog.json` up to the first catalog object.
     pub catalog_head: String,
     /// `findings.ndjson` lines before any file's (the marketplace file's).
     pub findings_head: String,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One list object (schema 8): the digests of [`LIST_SIZE`] consecutive
+/// buckets, `""` for an empty one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BucketList {
+    /// By bucket number, from the list's first.
+    pub buckets: Vec<String>,
 }
 
 impl PartsIndex {
@@ -145,6 +184,11 @@ pub fn bucket_path(sha256: &str) -> Path {
     Path::from(format!("{BUCKETS_DIR}/{sha256}.json"))
 }
 
+/// The object of a bucket list (schema 8).
+pub fn list_path(sha256: &str) -> Path {
+    Path::from(format!("{LISTS_DIR}/{sha256}.json"))
+}
+
 /// The object of a pack.
 pub fn pack_path(sha256: &str) -> Path {
     Path::from(format!("{PACKS_DIR}/{sha256}.ndjson"))
@@ -160,6 +204,12 @@ pub fn bucket_of(path: &str, count: u32) -> usize {
 /// Serialises a bucket and names it: `(sha256, bytes)`.
 pub fn encode_bucket(bucket: &Bucket) -> (String, Bytes) {
     let bytes = serde_json::to_vec(bucket).unwrap_or_default();
+    (hex::encode(Sha256::digest(&bytes)), Bytes::from(bytes))
+}
+
+/// Serialises a bucket list and names it: `(sha256, bytes)`.
+pub fn encode_list(list: &BucketList) -> (String, Bytes) {
+    let bytes = serde_json::to_vec(list).unwrap_or_default();
     (hex::encode(Sha256::digest(&bytes)), Bytes::from(bytes))
 }
 
