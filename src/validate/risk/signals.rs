@@ -58,6 +58,10 @@ pub const EVALUATORS: &[&str] = &[
     r"\bsubprocess\.\w+\([^\n]*shell\s*=\s*True",
     r"\bchild_process\b[^\n]*\bexec(?:Sync)?\s*\(",
     r"\bexecSync\s*\(",
+    // Go: a shell given a script (`exec.Command("sh", "-s")`, `"-c"`).
+    r#"\bexec\.Command(?:Context)?\s*\([^\n]*"(?:/bin/)?(?:ba|z|da)?sh"\s*,\s*"-[sc]""#,
+    // Python: code imported from a path put on `sys.path` at run time.
+    r"\bzipimport\b|\bimportlib\.import_module\s*\(",
 ];
 
 /// Shell commands that decode text (or print escaped bytes): the rules'
@@ -67,6 +71,7 @@ pub const SHELL_DECODERS: &[&str] = &[
     r"\bbase32[ \t]+(?:-[A-Za-z]*[dD][A-Za-z]*|--decode)",
     r"\bxxd[ \t]+(?:-[a-z]+[ \t]+)*-r",
     r"\bopenssl[ \t]+(?:enc[ \t]+)?-?(?:base64|a)\b[^\n|]*[ \t]-d\b",
+    r"\bopenssl[ \t]+(?:enc\b|-?aes-|-?des|-?chacha)[^\n|]*[ \t]-d\b",
     r"\bbasenc\b[^\n|]*(?:[ \t]-d\b|--decode)",
     r#"\bprintf[ \t]+["']?(?:\\x[0-9a-fA-F]{2}|\\[0-7]{3}){4}"#,
     r#"\becho[ \t]+-[neE]+[ \t]+["']?(?:\\x[0-9a-fA-F]{2}){4}"#,
@@ -94,6 +99,10 @@ pub const DECODERS: &[&str] = &[
     r"\.reverse\(\)",
     r"\bgunzip\b",
     r"\bzcat\b",
+    // Perl and Ruby: uuencoded or hex text unpacked.
+    r#"\bunpack\s*\(?\s*['"](?:u|[Hh]\*?|m0?)['"]"#,
+    // PowerShell: bytes XORed with a key.
+    r"(?i:-bxor\b)",
 ];
 
 /// Hosts that receive data for whoever holds a link: webhooks, bot APIs,
@@ -132,7 +141,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Cloud,
         false,
-        r#"\.aws[\s'"/,+()]{1,8}credentials\b|\.aws/config\b|gcloud[\s'"/,+()]{1,8}(?:credentials\.db|application_default_credentials\.json|access_tokens\.db|legacy_credentials)|\.azure[\s'"/,+()]{1,8}(?:accessTokens\.json|msal_token_cache)|\.kube/config\b|\.docker/config\.json|/var/run/secrets/kubernetes\.io"#,
+        r#"\.aws[\s'"/,+()]{1,8}credentials\b|\.aws/config\b|gcloud[\s'"/,+()]{1,8}(?:credentials\.db|application_default_credentials\.json|access_tokens\.db|legacy_credentials)|\.azure[\s'"/,+()]{1,8}(?:accessTokens\.json|msal_token_cache)|\.kube/config\b|\.docker[\s'"/,+()]{1,8}config\.json|/var/run/secrets/kubernetes\.io"#,
     ),
     // Secret folders taken whole (`tar czf x ~/.ssh .aws`).
     (
@@ -148,7 +157,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Tokens,
         false,
-        r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/|\.gnupg/|\.config/gh\b"#,
+        r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/|\.gnupg/|\.config/gh\b|\.vault-token\b|credentials\.tfrc\.json|\.claude\.json\b|claude_desktop_config\.json|\.cursor[\s'"/,+()]{1,8}mcp\.json"#,
     ),
     (
         Secret::DotEnv,
@@ -178,7 +187,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Environment,
         true,
-        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables"#,
+        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables|\bos\.Environ\s*\(\s*\)|\bENV\.to_(?:h|a)\b|\btoJSON\s*\(\s*secrets\s*\)"#,
     ),
     (
         Secret::Clipboard,
@@ -230,6 +239,13 @@ pub const SENDS: &[&str] = &[
     r"\bscp\s+[^\n]*\s[A-Za-z0-9_.$@{}-]+:\S*",
     r"\brsync\b[^\n]*\s[A-Za-z0-9_.$@{}-]+:\S*",
     r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*=[^)\s]*",
+    // Go and Ruby requests with a body.
+    r"\bhttp\.Post(?:Form)?\s*\(",
+    r#"\bhttp\.NewRequest(?:WithContext)?\s*\([^\n]*(?:"(?:POST|PUT|PATCH)"|Method(?:Post|Put|Patch))"#,
+    r"\bNet::HTTP(?:::(?:Post|Put|Patch)\b|\.post\b)",
+    r"\bwebsockets?\.(?:create_connection|connect)\s*\(",
+    // ICMP padding bytes chosen by the sender carry data.
+    r"\bping\b[^\n]*\s-p\s",
 ];
 
 /// Where a program makes itself run again later, and how much that alone
@@ -289,6 +305,10 @@ pub const PRIVILEGE: &[&str] = &[
     r"\busermod\s+(?:-\w+\s+)*-a?G\s+(?:sudo|wheel|admin|root)\b",
     r"\bS_ISUID\b",
     r"/etc/(?:passwd|group)\b[^\n]*(?:>>|tee|write|append)",
+    // Windows: UAC off, remote admin tokens, any host trusted for remoting.
+    r"(?i:\bEnableLUA\b[^\n]*\b0\b|\bConsentPromptBehaviorAdmin\b[^\n]*\b0\b|\bLocalAccountTokenFilterPolicy\b[^\n]*\b1\b|\bTrustedHosts\b[^\n]*['\x22]\*['\x22])",
+    // PAM: any password accepted.
+    r"\bpam_permit\.so\b",
 ];
 
 /// Privilege files, which count only when written.
@@ -311,6 +331,12 @@ pub const SAFETY_OFF: &[&str] = &[
     r"\bchat\.tools\.autoApprove\b|\bautoApprove\b|\balwaysAllow\b",
     r"(?i:\b(?:enable|turn\s+on|switch\s+(?:\w+\s+)?(?:on|to))\s+(?:auto[- ]?approv\w*|yolo\s+mode|full[- ]auto|bypass\s*permissions)\b)",
     r"(?i:\b(?:disable|turn\s+off|switch\s+off|bypass|skip)\s+(?:all\s+|the\s+|your\s+)?(?:permission\s+(?:checks?|prompts?)|sandbox(?:ing)?|safety\s+checks?|approval\s+prompts?)\b)",
+    // The machine's own protections: Gatekeeper, quarantine, XProtect,
+    // Defender, auditing and shell history, git's hooks.
+    r"\bspctl\s+--master-disable\b|\bLSQuarantine\b[^\n]*\b(?:false|NO|0)\b|\bcsrutil\s+disable\b|\blaunchctl\s+(?:bootout|unload|disable)\b[^\n]*XProtect",
+    r"(?i:\bSet-MpPreference\b[^\n]*-Disable\w+\s+\$?(?:true|1)\b|\bDisableAntiSpyware\b|\bDisableRealtimeMonitoring\b[^\n]*\b(?:true|1)\b)",
+    r"\bauditctl\s+-e\s*0\b|\bsystemctl\s+(?:stop|disable|mask)\s+auditd\b|\bHISTFILE=/dev/null\b|\bunset\s+HISTFILE\b|\bset\s+\+o\s+history\b",
+    r"\bcore\.hooksPath\s+/dev/null\b",
 ];
 
 /// Prose and tool descriptions that steer the agent.
@@ -369,7 +395,7 @@ pub const REAL_INDEXES: &[&str] = &[
 ];
 
 /// A package installed from an index named on the line.
-pub const INDEX_FLAGS: &str = r#"(?:--extra-index-url|--index-url|(?:^|\s)-i|--registry|--index|GOPROXY|registry|index-url|extra-index-url)[\s=:]+['"]?https?://([A-Za-z0-9.-]+)"#;
+pub const INDEX_FLAGS: &str = r#"(?:--extra-index-url|--index-url|(?:^|\s)-i|--registry|--index|GOPROXY|registry|index-url|extra-index-url|(?i:pip_(?:extra_)?index_url|uv_(?:extra_)?index_url|npm_config_registry))[\s=:]+['"]?(?:sparse\+)?https?://([A-Za-z0-9.-]+)"#;
 
 /// Popular packages, whose one-letter misspellings are typosquats.
 pub const POPULAR_PACKAGES: &[&str] = &[
@@ -420,7 +446,10 @@ pub const REVERSE_SHELLS: &[&str] = &[
     r"\bexec\s+[0-9]+<>\s*/dev/tcp/",
     r#"\b(?:nc|ncat|netcat)\b[^\n]*\s-(?:[a-z]*e|c)\s+['"]?(?:/bin/|/usr/bin/)?(?:ba|z|da)?sh\b"#,
     r"\bmkfifo\b[^\n]*\b(?:nc|ncat|netcat|telnet|openssl\s+s_client)\b",
-    r"\bsocat\b[^\n]*\bexec:[^\n]*\b(?:ba|z)?sh\b",
+    r"\bsocat\b[^\n]*\b(?i:exec|system):[^\n]*\b(?:ba|z)?sh\b",
+    // An interactive shell piped to a network tool, or one piped into a shell.
+    r"\b(?:ba|z|da)?sh\s+-i\b[^\n]*\|\s*(?:nc|ncat|netcat|telnet|openssl\s+s_client|socat)\b",
+    r"\b(?:nc|ncat|netcat|telnet|openssl\s+s_client)\b[^\n]*\|\s*(?:/bin/)?(?:ba|z|da)?sh\b",
     r#"\bfsockopen\s*\([^\n]*\b(?:exec|shell_exec|system|proc_open)\b|\bproc_open\s*\(\s*['"](?:/bin/)?sh"#,
     r"\buse\s+Socket\b[^\n]*\bexec\b",
     r"\bTCPSocket\.(?:new|open)\b[^\n]*\b(?:exec|spawn|sh)\b",
@@ -430,7 +459,11 @@ pub const REVERSE_SHELLS: &[&str] = &[
 pub const SHELL_ON_SOCKET: &[&str] = &[
     r"\bpty\.spawn\s*\(",
     r"\bos\.dup2\s*\(",
-    r"\bstdin\s*=\s*\w+\.fileno\(\)",
+    r"\bstdin\s*=\s*[\w.()\[\]]+\.fileno\(\)",
+    // Go: a process's standard streams wired to a value (`cmd.Stdin = conn`).
+    r"\.Stdin\s*(?:,\s*\w+\.Std(?:out|err)\s*)*=\s*\w+\s*(?:,|$)",
+    // Ruby: `spawn(shell, in: s, out: s)`.
+    r"\bin:\s*\w+\s*,\s*out:\s*\w+",
     r#"\bspawn\s*\(\s*['"](?:/bin/)?(?:ba|z)?sh['"]"#,
     r"\.pipe\s*\(\s*\w+\.stdin\s*\)",
     r"(?i:GetStream\s*\(\))",
@@ -439,7 +472,7 @@ pub const SHELL_ON_SOCKET: &[&str] = &[
 ];
 
 /// Sockets opened in code.
-pub const SOCKETS: &str = r"\bsocket\s*\(\s*\w+\s*,\s*PF_INET|IO::Socket::INET|\bTCPSocket\b|\bsocket\.(?:socket|create_connection)\b|\.connect\s*\(\s*\(|\bnet\.(?:connect|createConnection|Socket)\b|new\s+net\.Socket|(?i:Net\.Sockets\.TCPClient)";
+pub const SOCKETS: &str = r"\bsocket\s*\(\s*\w+\s*,\s*PF_INET|IO::Socket::INET|\bTCPSocket\b|\bsocket\.(?:socket|create_connection)\b|\.connect\s*\(\s*\(|\bnet\.(?:connect|createConnection|Socket)\b|new\s+net\.Socket|(?i:Net\.Sockets\.TCPClient)|\bnet\.Dial(?:TCP|Timeout)?\s*\(|\btls\.Dial\s*\(|\bnew\s+Socket\s*\(";
 
 /// Commands and calls that gather the user's data in bulk: the
 /// workspace, its history, the screen, the machine's identity.

@@ -62,7 +62,19 @@ pub const INSTALLERS: &[(&str, &[&str])] = &[
 
 /// GitHub owners whose install scripts, served from GitHub, are well known.
 pub const INSTALLER_OWNERS_ON_GITHUB: &[&str] = &[
-    "nvm-sh", "Homebrew", "ohmyzsh", "rbenv", "pyenv", "helm", "asdf-vm",
+    "nvm-sh",
+    "Homebrew",
+    "ohmyzsh",
+    "rbenv",
+    "pyenv",
+    "helm",
+    "asdf-vm",
+    // `install.sh` of golangci-lint, trivy, syft and grype, and act, as
+    // each project's README gives it.
+    "golangci",
+    "aquasecurity",
+    "anchore",
+    "nektos",
 ];
 
 /// Paste, file-drop, tunnel and URL-shortener services (and subdomains):
