@@ -62,6 +62,7 @@ pub mod hosts;
 mod markdown;
 mod mention;
 mod mismatch;
+mod packages;
 mod padding;
 mod reading;
 pub mod rules;

@@ -9,6 +9,7 @@
 //! literals are already resolved.
 
 use super::concepts::{Persist, Secret, Steer};
+pub use super::packages::{INDEX_FLAGS, POPULAR_PACKAGES, REAL_INDEXES};
 
 /// Commands that fetch a URL (shell and PowerShell), matched as words
 /// in any case: the rules' `{FETCH}`.
@@ -377,66 +378,6 @@ pub const STEER: &[(Steer, &str)] = &[
         Steer::ForgedMarker,
         r"(?i:\[/?(?:system|inst|assistant)\]|<\|(?:im_start|im_end|system|endoftext)\|>)|\bEND\s+OF\s+(?:UNTRUSTED|USER|SKILL)\b|\bSYSTEM\s+(?:OVERRIDE|MESSAGE|PROMPT)\s*:",
     ),
-];
-
-/// Package indexes that are the real ones (an install from any other
-/// index is a look-alike until a person says otherwise).
-pub const REAL_INDEXES: &[&str] = &[
-    "pypi.org",
-    "files.pythonhosted.org",
-    "download.pytorch.org",
-    "pypi.nvidia.com",
-    "registry.npmjs.org",
-    "registry.yarnpkg.com",
-    "npm.pkg.github.com",
-    "crates.io",
-    "proxy.golang.org",
-    "goproxy.io",
-];
-
-/// A package installed from an index named on the line.
-pub const INDEX_FLAGS: &str = r#"(?:--extra-index-url|--index-url|(?:^|\s)-i|--registry|--index|GOPROXY|registry|index-url|extra-index-url|(?i:pip_(?:extra_)?index_url|uv_(?:extra_)?index_url|npm_config_registry))[\s=:]+['"]?(?:sparse\+)?https?://([A-Za-z0-9.-]+)"#;
-
-/// Popular packages, whose one-letter misspellings are typosquats.
-pub const POPULAR_PACKAGES: &[&str] = &[
-    "requests",
-    // npm's (deprecated) HTTP client, and an everyday word: itself, not a squat.
-    "request",
-    "numpy",
-    "pandas",
-    "urllib3",
-    "setuptools",
-    "colorama",
-    "beautifulsoup4",
-    "matplotlib",
-    "django",
-    "flask",
-    "boto3",
-    "pyyaml",
-    "cryptography",
-    "pillow",
-    "scipy",
-    "openai",
-    "anthropic",
-    "transformers",
-    "lodash",
-    "express",
-    "react",
-    "axios",
-    "chalk",
-    "commander",
-    "moment",
-    "dotenv",
-    "typescript",
-    "webpack",
-    "puppeteer",
-    "playwright",
-    "server-filesystem",
-    "server-github",
-    "server-postgres",
-    "server-puppeteer",
-    "server-memory",
-    "server-fetch",
 ];
 
 /// An interactive shell handed to a socket.
