@@ -93,6 +93,11 @@ pub async fn read_list(
     Ok(list)
 }
 
+/// The most buckets a manifest may name: far above any builder's count
+/// (8,192 at schema 8), low enough that a damaged count is refused
+/// before anything is allocated for it.
+const MAX_BUCKETS: u32 = 1 << 20;
+
 /// The digest of every bucket `index` names, by bucket number (`""` for
 /// an empty one): the manifest's own (schema 5 to 7), or its lists'
 /// (schema 8).
@@ -105,10 +110,18 @@ pub async fn bucket_names(
         return Ok(index.buckets.clone());
     }
     let size = index.list_size;
-    if size == 0 || index.lists.len() as u64 * u64::from(size) != u64::from(index.bucket_count) {
+    // A damaged manifest must be an error, not an allocation of its
+    // counts: no store has more buckets than the builder makes.
+    let too_many = index.bucket_count > MAX_BUCKETS || size > MAX_BUCKETS;
+    if size == 0
+        || too_many
+        || !index.buckets.is_empty()
+        || index.lists.len() as u64 * u64::from(size) != u64::from(index.bucket_count)
+    {
         let message = format!(
-            "{} lists of {size} buckets do not make {}",
+            "{} lists of {size} buckets (and {} buckets named directly) do not make {}",
             index.lists.len(),
+            index.buckets.len(),
             index.bucket_count
         );
         return Err(corrupt(location, "manifest.json", message));
@@ -456,10 +469,26 @@ mod tests {
         assert!(err.to_string().contains("names 2 buckets, not 3"), "{err}");
         let short = PartsIndex {
             bucket_count: 8,
-            ..listed
+            ..listed.clone()
         };
         let err = read_tree(&store, &location, &short).await.unwrap_err();
         assert!(err.to_string().contains("do not make 8"), "{err}");
+        // Counts past any builder's are refused before anything is
+        // allocated for them; both layouts at once is damage too.
+        let huge = PartsIndex {
+            bucket_count: u32::MAX,
+            list_size: u32::MAX,
+            lists: vec![String::new()],
+            ..listed.clone()
+        };
+        let err = read_tree(&store, &location, &huge).await.unwrap_err();
+        assert!(err.to_string().contains("do not make"), "{err}");
+        let both = PartsIndex {
+            buckets: vec![b.clone(); 4],
+            ..listed
+        };
+        let err = read_tree(&store, &location, &both).await.unwrap_err();
+        assert!(err.to_string().contains("named directly"), "{err}");
     }
 
     #[test]
