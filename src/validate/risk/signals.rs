@@ -60,9 +60,7 @@ pub const EVALUATORS: &[&str] = &[
     r"\bchild_process\b[^\n]*\bexec(?:Sync)?\s*\(",
     r"\bexecSync\s*\(",
     // Go: a shell given a script (`exec.Command("sh", "-s")`, `"-c"`).
-    r#"\bexec\.Command(?:Context)?\s*\([^\n]*"(?:/bin/)?(?:ba|z|da)?sh"\s*,\s*"-[sc]""#,
-    // Python: code imported from a path put on `sys.path` at run time.
-    r"\bzipimport\b|\bimportlib\.import_module\s*\(",
+    r#"\bexec\.Command(?:Context)?\s*\([^\n]*"(?:/bin/)?(?:ba|z|da)?sh"\s*,\s*"-[a-z]*[sc]""#,
 ];
 
 /// Shell commands that decode text (or print escaped bytes): the rules'
@@ -101,7 +99,7 @@ pub const DECODERS: &[&str] = &[
     r"\bgunzip\b",
     r"\bzcat\b",
     // Perl and Ruby: uuencoded or hex text unpacked.
-    r#"\bunpack\s*\(?\s*['"](?:u|[Hh]\*?|m0?)['"]"#,
+    r#"(?:^|[^.\w])unpack\s*\(?\s*['"](?:u|[Hh]\*|m0?)['"]"#,
     // PowerShell: bytes XORed with a key.
     r"(?i:-bxor\b)",
 ];
@@ -158,7 +156,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Tokens,
         false,
-        r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/|\.gnupg/|\.config/gh\b|\.vault-token\b|credentials\.tfrc\.json|\.claude\.json\b|claude_desktop_config\.json|\.cursor[\s'"/,+()]{1,8}mcp\.json"#,
+        r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/|\.gnupg/|\.config/gh\b|\.vault-token\b|credentials\.tfrc\.json"#,
     ),
     (
         Secret::DotEnv,
@@ -188,7 +186,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Environment,
         true,
-        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables|\bos\.Environ\s*\(\s*\)|\bENV\.to_(?:h|a)\b|\btoJSON\s*\(\s*secrets\s*\)"#,
+        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables|\b(?:json\.Marshal\w*|strings\.Join|fmt\.Sprint\w*)\s*\(\s*os\.Environ\s*\(\s*\)|\bENV\.to_(?:h|a)\.(?:to_json|to_s|inspect)\b|\btoJSON\s*\(\s*secrets\s*\)"#,
     ),
     (
         Secret::Clipboard,
@@ -337,7 +335,7 @@ pub const SAFETY_OFF: &[&str] = &[
     r"\bspctl\s+--master-disable\b|\bLSQuarantine\b[^\n]*\b(?:false|NO|0)\b|\bcsrutil\s+disable\b|\blaunchctl\s+(?:bootout|unload|disable)\b[^\n]*XProtect",
     r"(?i:\bSet-MpPreference\b[^\n]*-Disable\w+\s+\$?(?:true|1)\b|\bDisableAntiSpyware\b|\bDisableRealtimeMonitoring\b[^\n]*\b(?:true|1)\b)",
     r"\bauditctl\s+-e\s*0\b|\bsystemctl\s+(?:stop|disable|mask)\s+auditd\b|\bHISTFILE=/dev/null\b|\bunset\s+HISTFILE\b|\bset\s+\+o\s+history\b",
-    r"\bcore\.hooksPath\s+/dev/null\b",
+    r"\bcore\.hooksPath[\s=]+/dev/null\b",
 ];
 
 /// Prose and tool descriptions that steer the agent.
@@ -402,7 +400,7 @@ pub const SHELL_ON_SOCKET: &[&str] = &[
     r"\bos\.dup2\s*\(",
     r"\bstdin\s*=\s*[\w.()\[\]]+\.fileno\(\)",
     // Go: a process's standard streams wired to a value (`cmd.Stdin = conn`).
-    r"\.Stdin\s*(?:,\s*\w+\.Std(?:out|err)\s*)*=\s*\w+\s*(?:,|$)",
+    r"\.Stdin\s*,\s*\w+\.Stdout\s*,\s*\w+\.Stderr\s*=\s*\w+\s*,\s*\w+\s*,\s*\w+\s*$",
     // Ruby: `spawn(shell, in: s, out: s)`.
     r"\bin:\s*\w+\s*,\s*out:\s*\w+",
     r#"\bspawn\s*\(\s*['"](?:/bin/)?(?:ba|z)?sh['"]"#,

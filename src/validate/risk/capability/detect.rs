@@ -170,7 +170,7 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         ),
         inspect_only: regex(r"\|\s*(?:grep|sort|less|more|head|wc|cut|awk|sed|column)\b"),
         fetch_call: regex(
-            r"(?i:require\s*\(\s*['\x22]https?['\x22]\s*\)\.get\s*\(|net\.webclient|\burlopen\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|(?:^|[^.\w])fetch\s*\(|\baxios\.get\s*\(|\bhttps?\.get\s*\(|\.get\s*\(\s*(?:f?['\x22]https?://|\w*url\b)|downloadstring|invoke-webrequest|invoke-restmethod|\birm\b|\biwr\b|\burlretrieve\s*\(|\bcurl\b|\bwget\b)",
+            r"(?i:require\s*\(\s*['\x22]https?['\x22]\s*\)\.get\s*\(|net\.webclient|\burlopen\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|(?:^|[^.\w])fetch\s*\(|\baxios\.get\s*\(|\bhttps?\.get\s*\(|\b(?:c|client|\w*client|session|sess|resty|http)\.get\s*\(|downloadstring|invoke-webrequest|invoke-restmethod|\birm\b|\biwr\b|\burlretrieve\s*\(|\bcurl\b|\bwget\b)",
         ),
         eval_call: any_of(EVALUATORS),
         decoder: regex(&[DECODERS, SHELL_DECODERS].concat().join("|")),
@@ -426,16 +426,9 @@ pub fn detect_code(
         }
         first(
             &mut eval_line,
-            evals
-                && (!fetches || (!piped && style == Style::Program))
-                && (!decodes || (style == Style::Program && !data_only)),
+            evals && (!fetches || (!piped && style == Style::Program)) && !decodes,
         );
-        // In a program, a line that decodes and evaluates
-        // (`import("data:…;base64," + …)`) is both halves of one finding.
-        first(
-            &mut decode_line,
-            decodes && (!evals || (style == Style::Program && !data_only)),
-        );
+        first(&mut decode_line, decodes && !evals);
         first(&mut socket_line, f.matched(F_SOCKET));
         first(&mut shell_line, f.matched(F_SHELL_ON_SOCKET));
     }
