@@ -94,8 +94,16 @@ pub fn read(
                 reader.text_found(&value, line, 1, true);
             }
         }
-        // A script in a language with no grammar here (Perl, Ruby,
-        // PHP...) is read line by line as it is written.
+        // A script in a language with no grammar here (Go, Ruby, Perl,
+        // PHP...) is read line by line as it is written: as one program
+        // (a path named on one line, read on another), or as shell.
+        Kind::Script if reader.units == 0 && is_program_language(path) => {
+            // Literals joined (`"pam_" + "per" + "mit.so"`), lines kept.
+            let joined = code::join_literals(text.raw);
+            let joined = Text::new(&joined, Kind::Script);
+            let line_of = |at: usize| joined.line_of(at);
+            detect_code(path, joined.raw, Style::Program, &line_of, reader.evidence)
+        }
         Kind::Script if reader.units == 0 => {
             detect_code(path, text.raw, Style::Shell, &line_of, reader.evidence)
         }
@@ -228,4 +236,33 @@ fn is_package_list(path: &str) -> bool {
             name.as_str(),
             "pip.conf" | ".npmrc" | ".yarnrc" | "pipfile" | "go.mod"
         )
+}
+
+/// Whether the file at `path` is in a programming language with no
+/// grammar here (not shell): its lines are one program's.
+fn is_program_language(path: &str) -> bool {
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(
+        ext.to_ascii_lowercase().as_str(),
+        "go" | "rb"
+            | "pl"
+            | "pm"
+            | "php"
+            | "lua"
+            | "rs"
+            | "java"
+            | "kt"
+            | "swift"
+            | "cs"
+            | "scala"
+            | "r"
+            | "jl"
+            | "dart"
+            | "ex"
+            | "exs"
+            | "c"
+            | "cc"
+            | "cpp"
+            | "h"
+    )
 }

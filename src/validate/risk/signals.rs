@@ -43,7 +43,8 @@ pub const SHELLS: &[&str] = &[
 pub const EVALUATORS: &[&str] = &[
     r"(?:^|[^.\w])exec\s*\(",
     r"(?:^|[^.\w])eval\s*\(",
-    r"\beval\s",
+    // (Perl's `eval { ... }` is a block that catches errors, not a string run.)
+    r"\beval\s+[^{\s]",
     r"(?:^|[^.\w])compile\s*\(",
     r"\bnew\s+Function\s*\(",
     r"(?:^|[^.\w])Function\s*\(",
@@ -128,6 +129,11 @@ pub const DROP_ENDPOINTS: &[&str] = &[
 /// which honest tools name without reading: `ssh -i ~/.ssh/id_rsa`).
 pub const READS: &str = r#"\b(?:cat|less|more|head|tail|base64|base32|xxd|od|strings|tar|zip|7z|gzip|cp|scp|rsync|curl|wget|nc|open|read|readFile|readFileSync|read_text|read_bytes|readlines|Get-Content|gc|type|ReadAllText|ReadAllBytes|load|loads|fopen|file_get_contents|copyfile|copy2?|shutil|readAsText|createReadStream|InFile|upload|attach|include|paste|send|pass|provide)\b|<\s*["']?(?:~|\$HOME|/)|@["']?(?:~|\$HOME|\$\{HOME\}|/)"#;
 
+/// Calls that read a file in code, in the languages skills ship: a path
+/// named on one line of a program and one of these on another is a read
+/// (and on the same line, with [`READS`]).
+pub const CODE_READS: &str = r"\b(?:readFile\w*|ReadFile|read_text|read_bytes|read_to_string|createReadStream|ReadAll\w+|readAll\w+|readString|Get-Content|File\.(?:read|binread|open|readlines)|IO\.(?:read|binread|readlines)|File::open|fs::read|FileInputStream|FileReader|file_get_contents|fopen|slurp|os\.Open|open\s*\(|open\s+(?:my\s+)?\$?\w+\s*,)";
+
 /// Secrets, by kind. `true`: naming it in code is reading it (no honest
 /// skill touches a browser's login database); `false`: a line must also
 /// read it (see [`READS`]).
@@ -157,6 +163,13 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
         Secret::Tokens,
         false,
         r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/|\.gnupg/|\.config/gh\b|\.vault-token\b|credentials\.tfrc\.json"#,
+    ),
+    // Any credential file in a dot folder of the home directory, named
+    // by what it holds (`~/.acme/token.json`, `join(home, ".x", "auth")`).
+    (
+        Secret::Tokens,
+        false,
+        r#"(?:~|\$HOME|\$\{HOME\}|\bhome\b|homedir\(\)|Path\.home\(\)|UserHomeDir\(\)|USERPROFILE%?|Dir\.home|expanduser\(\s*['"]~)[\s'"/\\,+()]{1,8}\.[A-Za-z0-9_-]+(?:[\s'"/\\,+()]{1,8}[A-Za-z0-9_.-]+){0,3}?[\s'"/\\,+()]{1,8}[A-Za-z0-9_.-]*(?i:credential|token|secret|passw|api[_-]?key|auth(?:\b|[._])|private[_-]?key|\.pem\b|\.key\b)"#,
     ),
     (
         Secret::DotEnv,

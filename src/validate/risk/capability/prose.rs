@@ -1,7 +1,7 @@
 //! What prose tells the agent: a Markdown file's text, or a string an
 //! agent reads (a tool's description), a paragraph at a time.
 
-use super::detect::Detector;
+use super::detector::Detector;
 use super::lines::paragraphs;
 use super::{Capability, Evidence};
 use crate::validate::risk::text::excerpt;

@@ -156,6 +156,17 @@ impl<'r> LineIndex<'r> {
     }
 }
 
+/// Adjacent string literals joined, in code no grammar here reads:
+/// `"a" + "b"`, Perl and PHP's `"a" . "b"` and Lua's `"a" .. "b"` become
+/// `"ab"`. Lines are kept, so line numbers hold.
+pub fn join_literals(src: &str) -> std::borrow::Cow<'_, str> {
+    static JOIN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#""[ \t]*(?:\+|\.\.?)[ \t]*"|'[ \t]*(?:\+|\.\.?)[ \t]*'"#)
+            .expect("a valid pattern")
+    });
+    JOIN.replace_all(src, "")
+}
+
 /// The code units of `text`: a script whole, each code block of a
 /// Markdown file with a language tag or whose text reads as code.
 pub fn units<'a>(text: &Text<'a>, path: &str) -> Vec<Unit<'a>> {
