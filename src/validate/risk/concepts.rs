@@ -47,12 +47,6 @@ impl Secret {
         }
     }
 
-    /// Whether it can leave in a request's URL or headers, unnoticed: not
-    /// a `.env` or the clipboard, which apps read to call their APIs.
-    pub fn leaves_in_requests(self) -> bool {
-        !matches!(self, Secret::DotEnv | Secret::Clipboard)
-    }
-
     /// Whether reading it alone, with nothing sending it, is already
     /// what no honest skill does.
     pub fn alarming_alone(self) -> bool {

@@ -164,13 +164,6 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
         false,
         r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/|\.gnupg/|\.config/gh\b|\.vault-token\b|credentials\.tfrc\.json"#,
     ),
-    // Any credential file in a dot folder of the home directory, named
-    // by what it holds (`~/.acme/token.json`, `join(home, ".x", "auth")`).
-    (
-        Secret::Tokens,
-        false,
-        r#"(?:~|\$HOME|\$\{HOME\}|\bhome\b|homedir\(\)|Path\.home\(\)|UserHomeDir\(\)|USERPROFILE%?|Dir\.home|expanduser\(\s*['"]~)[\s'"/\\,+()]{1,8}\.[A-Za-z0-9_-]+(?:[\s'"/\\,+()]{1,8}[A-Za-z0-9_.-]+){0,3}?[\s'"/\\,+()]{1,8}[A-Za-z0-9_.-]*(?i:credential|token|secret|passw|api[_-]?key|auth(?:\b|[._])|private[_-]?key|\.pem\b|\.key\b)"#,
-    ),
     (
         Secret::DotEnv,
         false,

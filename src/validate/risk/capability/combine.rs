@@ -45,12 +45,6 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
     let send = evidence
         .iter()
         .find(|e| matches!(e.capability, Capability::Send(_)));
-    // A request with no body, to a host that is not the secret's own
-    // service: the secret can leave in its URL or headers.
-    let request = evidence
-        .iter()
-        .find(|e| matches!(e.capability, Capability::Request))
-        .filter(|_| !to_its_service(evidence, true));
     let network_or_run = runs_fetched
         || has(&|c| {
             matches!(
@@ -61,7 +55,7 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
                     | Capability::ReverseShell
             )
         });
-    let to_its_service = to_its_service(evidence, false);
+    let to_its_service = to_its_service(evidence);
     let mut out = Vec::new();
     let mut add = |rule: &'static str, e: &Evidence, severity: Severity, note: Option<String>| {
         out.push(Derived {
@@ -99,20 +93,6 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
                         s.line
                     )),
                 ),
-                None if request.is_some() && kind.leaves_in_requests() => {
-                    let r = request.map_or(e, |r| r);
-                    add(
-                        "credential-exfiltration/secret-requested",
-                        e,
-                        Severity::High,
-                        Some(format!(
-                            "reads {}; makes requests at {}:{}",
-                            kind.as_str(),
-                            r.file,
-                            r.line
-                        )),
-                    )
-                }
                 None if kind.alarming_alone() => add(
                     "credential-access/secret-store",
                     e,
@@ -126,7 +106,6 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
                     Some(format!("reads {}", kind.as_str())),
                 ),
             },
-            Capability::Request => {}
             Capability::Send(_) if secret.is_some() && to_its_service => {}
             Capability::Send(carries) => {
                 if let Some(r) = secret {
@@ -242,7 +221,7 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
 /// Whether every secret read is a token file of one service and every
 /// line that sends data names only that service's hosts: a token used for
 /// its own API (still the user's keys in a skill's hands: medium).
-fn to_its_service(evidence: &[Evidence], requests: bool) -> bool {
+fn to_its_service(evidence: &[Evidence]) -> bool {
     use crate::validate::risk::credentials::SERVICES;
     let secrets: Vec<&Evidence> = evidence
         .iter()
@@ -250,98 +229,32 @@ fn to_its_service(evidence: &[Evidence], requests: bool) -> bool {
         .collect();
     let sends: Vec<&Evidence> = evidence
         .iter()
-        .filter(|e| match e.capability {
-            Capability::Send(_) => !requests,
-            Capability::Request => requests,
-            _ => false,
-        })
+        .filter(|e| matches!(e.capability, Capability::Send(_)))
         .collect();
     if secrets.is_empty() || sends.is_empty() {
         return false;
     }
-    // Each secret's service: the table's domains for the files it knows,
-    // else the name of the dot folder it lives in (`~/.acme/token` is
-    // acme's, sent to `api.acme.io`).
-    let services: Option<Vec<Service>> = secrets
+    let domains: Option<Vec<&[&str]>> = secrets
         .iter()
         .map(|e| {
             SERVICES
                 .iter()
                 .find(|(file, _)| e.excerpt.contains(file))
-                .map(|(_, domains)| Service::Domains(domains))
-                .or_else(|| {
-                    matches!(e.capability, Capability::ReadSecret(Secret::Tokens))
-                        .then(|| dot_folder(&e.excerpt))
-                        .flatten()
-                        .map(Service::Named)
-                })
+                .map(|(_, domains)| *domains)
         })
         .collect();
-    let Some(services) = services else {
+    let Some(domains) = domains else {
         return false;
     };
     sends.iter().all(|s| {
         !s.hosts.is_empty()
-            && s.hosts
-                .iter()
-                .filter(|t| !t.host.contains(['{', '$', '%']))
-                .all(|t| services.iter().all(|service| service.owns(&t.host)))
+            && s.hosts.iter().all(|t| {
+                domains.iter().all(|ds| {
+                    ds.iter()
+                        .any(|d| crate::validate::risk::hosts::is_under(&t.host, d))
+                })
+            })
     })
-}
-
-/// Whose a token file is.
-enum Service<'a> {
-    /// These domains' (and their subdomains').
-    Domains(&'a [&'a str]),
-    /// The service of this name: a host with it as a label.
-    Named(String),
-}
-
-impl Service<'_> {
-    fn owns(&self, host: &str) -> bool {
-        match self {
-            Service::Domains(ds) => ds
-                .iter()
-                .any(|d| crate::validate::risk::hosts::is_under(host, d)),
-            Service::Named(name) => {
-                let labels: Vec<&str> = host.split('.').collect();
-                // The registrable name: not the top-level label.
-                labels.len() >= 2
-                    && labels[..labels.len() - 1]
-                        .iter()
-                        .any(|l| l.eq_ignore_ascii_case(name))
-            }
-        }
-    }
-}
-
-/// The application folder a home file lives in: the dot folder's name
-/// (`~/.acme/token` is `acme`), or the folder under `.config`.
-fn dot_folder(excerpt: &str) -> Option<String> {
-    const GENERIC: &[&str] = &[
-        "config",
-        "local",
-        "cache",
-        "share",
-        "data",
-        "secrets",
-        "credentials",
-    ];
-    let words: Vec<&str> = excerpt
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    fn folder(w: &str) -> Option<&str> {
-        let w = w.strip_suffix(".d").unwrap_or(w);
-        (w.len() > 3 && w.starts_with('.') && !w[1..].contains('.')).then(|| &w[1..])
-    }
-    let at = words.iter().position(|w| folder(w).is_some())?;
-    let mut name = folder(words[at])?;
-    if GENERIC.contains(&name) {
-        name = words.get(at + 1)?;
-    }
-    let name = name.trim_start_matches('.').to_ascii_lowercase();
-    (name.len() >= 3 && !GENERIC.contains(&name.as_str())).then_some(name)
 }
 
 /// Whether the `.env` read at `read` leaves: sent on its own line, or the

@@ -28,8 +28,6 @@ pub fn detect_code(
     let mut decode_line = None;
     let mut socket_line = None;
     let mut shell_line = None;
-    let mut written_hosts = Vec::new();
-    let first_evidence = out.len();
     for line in code.split('\n') {
         let at = offset;
         offset += line.len() + 1;
@@ -120,9 +118,6 @@ pub fn detect_code(
         // A request to the cloud metadata service fetches from it; it
         // sends nothing away.
         let targets = hosts::targets(line);
-        if style == Style::Program && written_hosts.len() < 64 {
-            written_hosts.extend(hosts::written_hosts(line));
-        }
         let sends = sends
             && !(line.contains("169.254.169.254") || line.contains("metadata.google.internal"))
             || (sends && targets.iter().any(|t| !is_metadata(&t.host)));
@@ -182,12 +177,6 @@ pub fn detect_code(
             first(&mut fetch_line, true);
         }
         first(&mut fetch_line, fetches && !evals);
-        // (The cloud metadata service is where such a secret comes from.)
-        let from_metadata =
-            line.contains("169.254.169.254") || line.contains("metadata.google.internal");
-        if fetches && !sends && !data_only && !remote && !from_metadata {
-            push(Capability::Request, hosts::targets(line));
-        }
         // An evaluator applied straight to a decoder's result
         // (`exec(b64decode(s))`, `eval unpack "u", ...`) runs what it decodes.
         if evals && decodes && !data_only && wraps_decoder(d, line) {
@@ -204,13 +193,6 @@ pub fn detect_code(
         first(&mut decode_line, decodes && !evals);
         first(&mut socket_line, f.matched(F_SOCKET));
         first(&mut shell_line, f.matched(F_SHELL_ON_SOCKET));
-    }
-    // A program's request whose URL is a variable goes to the hosts the
-    // program writes (`API = f"https://{HOST}/v2"` ... `urlopen(req)`).
-    for e in &mut out[first_evidence..] {
-        if e.capability == Capability::Request && e.hosts.is_empty() {
-            e.hosts = written_hosts.clone();
-        }
     }
     // In a program, a secret's path named on one line and a file read on
     // another (`paths = [join(home, '.ssh', 'id_rsa')]` ... `readFileSync(p)`).

@@ -27,9 +27,6 @@ pub enum Capability {
     /// Sends data out of the machine (`true`: to a drop point that needs
     /// no server of the sender's: a webhook, a bot API, DNS, an image URL).
     Send(bool),
-    /// Makes a network request with no body: data can still leave in
-    /// its URL or headers, so a secret read beside one may leave with it.
-    Request,
     /// Runs code it fetched (found by co-occurrence in one program).
     FetchEval,
     /// Decodes a payload and runs code, in one program.

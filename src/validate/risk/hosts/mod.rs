@@ -112,33 +112,6 @@ pub fn targets(line: &str) -> Vec<Target> {
     url_targets(line, "")
 }
 
-/// The hosts a line writes: in its URLs, and as quoted host names
-/// (`HOST = "api.acme.io"`).
-pub fn written_hosts(line: &str) -> Vec<Target> {
-    let mut out = targets(line);
-    for (i, quoted) in line.split(['"', '\'']).enumerate() {
-        if i % 2 == 1 && !quoted.contains("://") && quoted.len() <= 253 && looks_like_host(quoted) {
-            // File names look like hosts too (`config.json`).
-            const FILES: &[&str] = &[
-                "json", "py", "js", "ts", "md", "txt", "yml", "yaml", "toml", "sh", "go", "rb",
-                "html", "css", "lock", "log", "csv", "xml", "ini", "cfg", "conf", "pem", "key",
-                "env", "so", "exe", "zip", "gz", "tar", "png", "jpg", "svg", "pdf", "db", "sqlite",
-                "tf", "tfrc", "pub", "mjs", "cjs", "ps1", "bat", "lua", "php", "pl", "rs", "java",
-            ];
-            let host = quoted.split(['/', ':']).next().unwrap_or("");
-            let tld = host.rsplit('.').next().unwrap_or("");
-            let file = FILES.iter().any(|f| tld.eq_ignore_ascii_case(f));
-            if !file
-                && (!host.chars().next().is_some_and(|c| c.is_ascii_digit())
-                    || ipv4(host).is_some())
-            {
-                out.push(classify(quoted, false, ""));
-            }
-        }
-    }
-    out
-}
-
 /// Whether `token` (no scheme) starts with a host name: labels with a dot
 /// and an alphabetic top-level label, or an IP address.
 fn looks_like_host(token: &str) -> bool {

