@@ -287,6 +287,8 @@ pub(super) fn stage_artifact(
             })
     })?;
     bar.finish_and_clear();
+    // The risk scan is done: its pattern caches go before the write stage.
+    crate::validate::risk::release_caches();
 
     let generated_at = rfc3339(crate::time::unix_seconds());
     let (assembled, parts) = assembler.finish(&generated_at)?;

@@ -4,7 +4,6 @@
 //! line, the most severe, and a bounded number per rule and file.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
@@ -12,6 +11,7 @@ use super::found::{At, Found, Said, PER_RULE_AND_FILE};
 use super::hit::{Context, FileHit, Hit};
 use super::hosts;
 use super::rules::{by_host, expand, Matcher, Mention, Rule, RULES};
+use super::shared::Shared;
 use super::text::{excerpt, floor_char, Kind, Text};
 use super::{
     capability, context, decode, mention, reading, rules, Class, RiskFinding, Severity, SkillFiles,
@@ -23,12 +23,14 @@ pub const MAX_DEPTH: u8 = 2;
 
 /// The pattern rules, compiled once: a set to tell which match a text at
 /// all (one pass), and each alone to find where.
-struct Compiled {
+pub(super) struct Compiled {
     set: RegexSet,
     each: Vec<(&'static Rule, Regex, Mention)>,
 }
 
-static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
+pub(super) static COMPILED: Shared<Compiled> = Shared::new(compile);
+
+fn compile() -> Compiled {
     let patterns: Vec<(&'static Rule, String, Mention)> = RULES
         .iter()
         .filter_map(|rule| match rule.matcher {
@@ -40,7 +42,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         .unicode(false)
         .multi_line(true)
         .size_limit(64 << 20)
-        .dfa_size_limit(64 << 20)
+        .dfa_size_limit(super::words::SET_CACHE_LIMIT)
         .build()
         .expect("risk patterns compile");
     let each = patterns
@@ -56,7 +58,7 @@ static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         })
         .collect();
     Compiled { set, each }
-});
+}
 
 /// Where the text being scanned came from: a file, or a payload decoded
 /// on a line of one.
@@ -271,7 +273,7 @@ pub fn as_text(bytes: &[u8]) -> Option<Cow<'_, str>> {
 /// Runs the pattern and text rules over `text`, then over the payloads
 /// decoded from it.
 pub fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found: &mut Found) {
-    let compiled = &*COMPILED;
+    let compiled = COMPILED.get();
     let norm = text.norm.as_bytes();
     for index in compiled.set.matches(norm).iter() {
         let (rule, regex, mention) = &compiled.each[index];

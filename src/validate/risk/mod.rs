@@ -66,6 +66,7 @@ mod packages;
 mod padding;
 mod reading;
 pub mod rules;
+mod shared;
 mod signals;
 mod taint;
 mod text;
@@ -76,6 +77,14 @@ mod words;
 mod tests;
 
 pub use agentfinder_skills_reader::contract::{Risk, RiskFinding, Severity};
+
+/// Drops the compiled pattern sets and the caches every scanning thread
+/// grew in them (hundreds of MB over a large collection). The next scan
+/// compiles them again: call it when a build's scanning is done.
+pub fn release_caches() {
+    engine::COMPILED.release();
+    capability::release();
+}
 
 /// One file a skill ships.
 #[derive(Debug, Clone, Copy)]

@@ -179,7 +179,7 @@ pub fn detect_code(
         first(&mut fetch_line, fetches && !evals);
         // An evaluator applied straight to a decoder's result
         // (`exec(b64decode(s))`, `eval unpack "u", ...`) runs what it decodes.
-        if evals && decodes && !data_only && wraps_decoder(d, line) {
+        if evals && decodes && !data_only && wraps_decoder(&d, line) {
             push(Capability::DecodeEval, Vec::new());
         }
         let identity_sent = sends && f.matched(F_IDENTITY);

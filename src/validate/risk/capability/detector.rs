@@ -1,7 +1,7 @@
 //! The compiled lists the capability reader matches lines with: one set
 //! of every list's patterns (one pass a line), and the per-line tests.
 
-use std::sync::LazyLock;
+use crate::validate::risk::shared::Shared;
 
 use super::Secret;
 use crate::validate::risk::signals::{
@@ -99,14 +99,16 @@ fn regex(pattern: &str) -> Regex {
 const SETS: Options = Options {
     multi_line: true,
     size_limit: 64 << 20,
-    dfa_size_limit: Some(64 << 20),
+    dfa_size_limit: Some(crate::validate::risk::words::SET_CACHE_LIMIT),
 };
 
 fn any_of(patterns: &[&str]) -> Regex {
     regex(&patterns.join("|"))
 }
 
-static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
+static DETECTOR: Shared<Detector> = Shared::new(compile);
+
+fn compile() -> Detector {
     let mut patterns: Vec<String> = Vec::new();
     let mut signals = Vec::new();
     for (kind, names_read, pattern) in SECRETS {
@@ -237,11 +239,16 @@ static DETECTOR: LazyLock<Detector> = LazyLock::new(|| {
         SETS,
     );
     detector
-});
+}
+
+/// Drops the compiled lists and their caches (see `risk::shared`).
+pub fn release() {
+    DETECTOR.release();
+}
 
 impl Detector {
     /// The compiled lists.
-    pub fn get() -> &'static Detector {
-        &DETECTOR
+    pub fn get() -> std::sync::Arc<Detector> {
+        DETECTOR.get()
     }
 }

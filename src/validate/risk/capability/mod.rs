@@ -14,6 +14,7 @@ mod prose;
 
 pub use combine::findings;
 pub use detect::{detect_code, Style};
+pub use detector::release;
 pub use prose::detect_prose;
 
 pub use super::concepts::{Persist, Secret, Steer};
