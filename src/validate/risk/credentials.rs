@@ -164,7 +164,29 @@ fn listed(line: &str, at: usize) -> bool {
 const MAX_SOURCES: usize = 64;
 const MAX_SENDS: usize = 256;
 
+/// What the three credential rules read in a text: its sources and the
+/// offsets of its sends, found once.
+#[derive(Debug)]
+pub struct Reading {
+    sources: Vec<Source>,
+    sends: Vec<usize>,
+}
+
+/// The credential reads and sends of `text`, found on first use.
+fn reading<'t>(text: &'t Text<'_>) -> &'t Reading {
+    text.credentials.get_or_init(|| {
+        let sources = sources(text);
+        let sends = if sources.is_empty() {
+            Vec::new()
+        } else {
+            sends(text)
+        };
+        Reading { sources, sends }
+    })
+}
+
 /// One credential source found in a text.
+#[derive(Debug)]
 struct Source {
     at: usize,
     /// A `.env` file: counts only with a send on its own line.
@@ -294,16 +316,12 @@ fn send_for(text: &Text<'_>, source: &Source, sends: &[usize]) -> Option<usize> 
 
 /// Credential stores read and sent (see the module).
 pub fn read_and_send(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
-    let sources = sources(text);
-    if sources.is_empty() {
-        return Vec::new();
-    }
-    let sends = sends(text);
+    let Reading { sources, sends } = reading(text);
     sources
         .iter()
         .filter(|source| !to_its_service(text, source))
         .filter_map(|source| {
-            let send = send_for(text, source, &sends)?;
+            let send = send_for(text, source, sends)?;
             Some(Hit::at(source.at).note(format!("sent at line {}", text.line_of(send))))
         })
         .collect()
@@ -311,16 +329,12 @@ pub fn read_and_send(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
 
 /// Credential files read and sent only to their own service.
 pub fn read_and_send_to_service(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
-    let sources = sources(text);
-    if sources.is_empty() {
-        return Vec::new();
-    }
-    let sends = sends(text);
+    let Reading { sources, sends } = reading(text);
     sources
         .iter()
         .filter(|source| to_its_service(text, source))
         .filter_map(|source| {
-            let send = send_for(text, source, &sends)?;
+            let send = send_for(text, source, sends)?;
             Some(Hit::at(source.at).note(format!("sent at line {}", text.line_of(send))))
         })
         .collect()
@@ -329,14 +343,10 @@ pub fn read_and_send_to_service(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
 /// Credential stores read with no send beside them (`.env` files and
 /// environment dumps aside: reading those is what configuration does).
 pub fn read_only(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
-    let sources = sources(text);
-    if sources.is_empty() {
-        return Vec::new();
-    }
-    let sends = sends(text);
+    let Reading { sources, sends } = reading(text);
     sources
         .iter()
-        .filter(|s| !s.same_line_only && send_for(text, s, &sends).is_none())
+        .filter(|s| !s.same_line_only && send_for(text, s, sends).is_none())
         .filter(|s| !ENV_DUMP.is_match(text.raw[text.line_at(s.at)].as_bytes()))
         .map(|s| Hit::at(s.at))
         .collect()

@@ -65,6 +65,9 @@ pub struct Text<'a> {
     pub kind: Kind,
     /// Code blocks, spans and comments of a Markdown text.
     pub layout: Layout,
+    /// The credential reads and sends found in it, found once for the
+    /// three rules that read them (see `credentials`).
+    pub(super) credentials: std::sync::OnceLock<super::credentials::Reading>,
 }
 
 impl<'a> Text<'a> {
@@ -85,6 +88,7 @@ impl<'a> Text<'a> {
             starts,
             kind,
             layout,
+            credentials: std::sync::OnceLock::new(),
         }
     }
 
