@@ -167,22 +167,29 @@ const MAX_SENDS: usize = 256;
 /// What the three credential rules read in a text: its sources and the
 /// offsets of its sends, found once.
 #[derive(Debug)]
-pub struct Reading {
+struct Reading {
     sources: Vec<Source>,
     sends: Vec<usize>,
 }
 
 /// The credential reads and sends of `text`, found on first use.
 fn reading<'t>(text: &'t Text<'_>) -> &'t Reading {
-    text.credentials.get_or_init(|| {
-        let sources = sources(text);
-        let sends = if sources.is_empty() {
-            Vec::new()
-        } else {
-            sends(text)
-        };
-        Reading { sources, sends }
-    })
+    const NONE: &Reading = &Reading {
+        sources: Vec::new(),
+        sends: Vec::new(),
+    };
+    text.derived
+        .get_or_init(|| {
+            let sources = sources(text);
+            let sends = if sources.is_empty() {
+                Vec::new()
+            } else {
+                sends(text)
+            };
+            Box::new(Reading { sources, sends })
+        })
+        .downcast_ref::<Reading>()
+        .unwrap_or(NONE)
 }
 
 /// One credential source found in a text.

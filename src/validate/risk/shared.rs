@@ -63,7 +63,10 @@ mod tests {
         let rebuilt = SLOT.get();
         assert!(!std::sync::Arc::ptr_eq(&first, &rebuilt));
         assert_eq!(BUILT.load(Ordering::SeqCst), 2);
-        drop(first);
+        // Released and no longer held: the old value is gone.
+        let old = std::sync::Arc::downgrade(&first);
+        drop((first, again));
+        assert!(old.upgrade().is_none());
         assert_eq!(std::sync::Arc::strong_count(&rebuilt), 2);
     }
 }

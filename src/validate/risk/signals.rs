@@ -132,7 +132,7 @@ pub const READS: &str = r#"\b(?:cat|less|more|head|tail|base64|base32|xxd|od|str
 /// Calls that read a file in code, in the languages skills ship: a path
 /// named on one line of a program and one of these on another is a read
 /// (and on the same line, with [`READS`]).
-pub const CODE_READS: &str = r"\b(?:readFile\w*|ReadFile|read_text|read_bytes|read_to_string|createReadStream|ReadAll\w+|readAll\w+|readString|Get-Content|File\.(?:read|binread|open|readlines)|IO\.(?:read|binread|readlines)|File::open|fs::read|FileInputStream|FileReader|file_get_contents|fopen|slurp|os\.Open|open\s*\(|open\s+(?:my\s+)?\$?\w+\s*,)";
+pub const CODE_READS: &str = r"\b(?:readFile\w*|ReadFile|read_text|read_bytes|read_to_string|createReadStream|ReadAll\w+|readAll\w+|readString|Get-Content|File\.(?:read|binread|open|readlines)\b|IO\.(?:read|binread|readlines)\b|File::open|fs::read(?:_to_string)?\b|FileInputStream|FileReader|file_get_contents|fopen|slurp|os\.Open\b|open\s*\(|open\s+(?:my\s+)?\$?\w+\s*,)";
 
 /// Secrets, by kind. `true`: naming it in code is reading it (no honest
 /// skill touches a browser's login database); `false`: a line must also

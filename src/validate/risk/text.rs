@@ -65,9 +65,9 @@ pub struct Text<'a> {
     pub kind: Kind,
     /// Code blocks, spans and comments of a Markdown text.
     pub layout: Layout,
-    /// The credential reads and sends found in it, found once for the
-    /// three rules that read them (see `credentials`).
-    pub(super) credentials: std::sync::OnceLock<super::credentials::Reading>,
+    /// What a rule module derives from the text once for its several
+    /// rules (the credential reads and sends, see `credentials`).
+    pub(super) derived: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<'a> Text<'a> {
@@ -88,7 +88,7 @@ impl<'a> Text<'a> {
             starts,
             kind,
             layout,
-            credentials: std::sync::OnceLock::new(),
+            derived: std::sync::OnceLock::new(),
         }
     }
 

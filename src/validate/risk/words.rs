@@ -112,9 +112,9 @@ fn loosens(pattern: &str) -> bool {
 /// (18,427 skills, from a folder, profiling build, 2 threads; user CPU
 /// seconds / peak RSS), with the sets released after the parse stage:
 /// 32 MB 232 s / 765 MB, 16 MB 321 s / 679 MB; at 64 MB and never
-/// released it was 221 s / 1,150 MB. Below 16 MB the caches are cleared so
-/// often that searches fall back to slower engines (8 MB: +62% CPU on a
-/// 4,990-skill subset).
+/// released it was 221 s / 1,150 MB. Smaller caches are cleared so often
+/// that searches fall back to slower engines: 16 MB already costs 38% more
+/// CPU on the whole corpus (8 MB: +62% on a 4,990-skill subset).
 pub const SET_CACHE_LIMIT: usize = 32 << 20;
 
 /// How a pattern is compiled: whether `^` and `$` match at line ends, and

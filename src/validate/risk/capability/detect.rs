@@ -55,14 +55,18 @@ pub fn detect_code(
         // A search's pattern is data; so are a program's literal lists
         // and printed text (a scanner's list of paths); a config's lists
         // are its settings.
-        let searched = f.matched(F_SEARCH_LINE) && !writes_a_file(line) && !line.contains("||");
+        // A Unix socket stays on the machine.
+        let sends = matched.iter().any(|i| matches!(d.signals[i], Signal::Send))
+            && !line.contains("AF_UNIX");
+        // (A search whose results the line sends away is no search.)
+        let searched = f.matched(F_SEARCH_LINE)
+            && !writes_a_file(line, style)
+            && !line.contains("||")
+            && !sends;
         // What `ssh host '...'` runs, runs on the host the user names.
         let remote = matches!(line.split_whitespace().next(), Some("ssh"));
         let data_only = style != Style::Config
             && (searched || (style == Style::Program && f.matched(F_DATA_LINE)));
-        // A Unix socket stays on the machine.
-        let sends = matched.iter().any(|i| matches!(d.signals[i], Signal::Send))
-            && !line.contains("AF_UNIX");
         for i in matched.iter() {
             match d.signals[i] {
                 Signal::Secret(kind, names_read) => {
@@ -239,19 +243,37 @@ pub fn detect_code(
 }
 
 /// Whether an evaluator's argument starts with a decoder's call: only
-/// names, dots, brackets and spaces between them.
+/// names, dots, brackets and spaces between them. Only a short window
+/// after each of the line's first evaluators is searched, so a long line
+/// of evaluators costs linear time.
 fn wraps_decoder(d: &Detector, line: &str) -> bool {
-    d.eval_call.find_iter(line).any(|m| {
-        // Back to the match's last character: `eval\s+[^{\s]` takes the
-        // first letter of what it runs.
-        let from = line[..m.end()]
-            .char_indices()
-            .next_back()
-            .map_or(m.end(), |(i, _)| i.max(m.start()));
-        let rest = &line[from..];
+    const BETWEEN: usize = 24;
+    const WINDOW: usize = 160;
+    d.eval_call.find_iter(line).take(16).any(|m| {
+        // A shell given a command line runs the decoder as a command
+        // (`sh -c 'gunzip -k logs.gz'`), not what it decodes.
+        let shell = m.as_str().trim_end().ends_with("-c")
+            || m.as_str().trim_start().starts_with(['|', 's']);
+        if shell {
+            return false;
+        }
+        // `eval\s+[^{\s]` takes the first letter of what it runs: back to
+        // it (only after a space, not the `c` of `sh -c`).
+        let mut from = m.end();
+        let mut tail = line[m.start()..m.end()].chars().rev();
+        if let (Some(last), Some(' ' | '\t')) = (tail.next(), tail.next()) {
+            if last.is_alphanumeric() {
+                from -= last.len_utf8();
+            }
+        }
+        let mut end = (from + WINDOW).min(line.len());
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        let rest = &line[from..end];
         d.decoder.find(rest).is_some_and(|dec| {
             let between = &rest[..dec.start()];
-            between.len() <= 24
+            between.len() <= BETWEEN
                 && between
                     .chars()
                     .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '(' | ' ' | '\t' | ':'))
@@ -260,13 +282,16 @@ fn wraps_decoder(d: &Detector, line: &str) -> bool {
 }
 
 /// Whether a line redirects output into a file: `>` or `>>` to anything
-/// but `/dev/null` or another descriptor (`2>&1`).
-fn writes_a_file(line: &str) -> bool {
+/// but `/dev/null` or another descriptor (`2>&1`, `>&-`). In a program,
+/// `->` and `=>` are operators, not redirections.
+fn writes_a_file(line: &str, style: Style) -> bool {
     line.match_indices('>').any(|(at, _)| {
         let rest = line[at..].trim_start_matches(['>', ' ', '\t']);
-        !(line[..at].ends_with(['>', '=', '-'])
-            || rest.starts_with('&')
-            || rest.starts_with("/dev/null"))
+        let operator = style == Style::Program && line[..at].ends_with(['=', '-']);
+        let descriptor = rest
+            .strip_prefix('&')
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '-'));
+        !(line[..at].ends_with('>') || operator || descriptor || rest.starts_with("/dev/null"))
     })
 }
 

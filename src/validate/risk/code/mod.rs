@@ -158,13 +158,67 @@ impl<'r> LineIndex<'r> {
 
 /// Adjacent string literals joined, in code no grammar here reads:
 /// `"a" + "b"`, Perl and PHP's `"a" . "b"` and Lua's `"a" .. "b"` become
-/// `"ab"`. Lines are kept, so line numbers hold.
+/// `"ab"` (`"." + "aws"` becomes `".aws"`). Literals are found by walking
+/// each line from its start, escapes skipped; lines are kept, so line
+/// numbers hold.
 pub fn join_literals(src: &str) -> std::borrow::Cow<'_, str> {
-    static JOIN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r#""[ \t]*(?:\+|\.\.?)[ \t]*"|'[ \t]*(?:\+|\.\.?)[ \t]*'"#)
-            .expect("a valid pattern")
-    });
-    JOIN.replace_all(src, "")
+    if !src.contains(['"', '\'']) {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    let mut out = String::with_capacity(src.len());
+    for line in src.split_inclusive('\n') {
+        join_line(line, &mut out);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// One line of [`join_literals`].
+fn join_line(line: &str, out: &mut String) {
+    // The literals of the line: (start, end) of each, quotes included.
+    let bytes = line.as_bytes();
+    let mut literals: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let quote = bytes[i];
+        if quote != b'"' && quote != b'\'' {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < bytes.len() && bytes[j] != quote && bytes[j] != b'\n' {
+            j += if bytes[j] == b'\\' { 2 } else { 1 };
+        }
+        if j < bytes.len() && bytes[j] == quote {
+            literals.push((i, j + 1));
+            i = j + 1;
+        } else {
+            i += 1;
+        }
+    }
+    let joins = |a: (usize, usize), b: (usize, usize)| {
+        bytes[a.0] == bytes[b.0]
+            && matches!(line[a.1..b.0].trim_matches([' ', '\t']), "+" | "." | "..")
+    };
+    let mut written = 0;
+    let mut k = 0;
+    while k < literals.len() {
+        let mut last = k;
+        while last + 1 < literals.len() && joins(literals[last], literals[last + 1]) {
+            last += 1;
+        }
+        if last > k {
+            let (start, quote) = (literals[k].0, &line[literals[k].0..literals[k].0 + 1]);
+            out.push_str(&line[written..start]);
+            out.push_str(quote);
+            for &(a, b) in &literals[k..=last] {
+                out.push_str(&line[a + 1..b - 1]);
+            }
+            out.push_str(quote);
+            written = literals[last].1;
+        }
+        k = last + 1;
+    }
+    out.push_str(&line[written..]);
 }
 
 /// The code units of `text`: a script whole, each code block of a

@@ -97,3 +97,33 @@ fn the_line_index_answers_as_the_rendering_does() {
         }
     }
 }
+
+#[test]
+fn adjacent_literals_are_joined_whole() {
+    use super::join_literals;
+    let cases = [
+        (r#"h = "pam_" + "per" + "mit.so""#, r#"h = "pam_permit.so""#),
+        // A literal that is only a dot or a plus is joined, not lost.
+        (
+            r#"p := "." + "aws/credentials""#,
+            r#"p := ".aws/credentials""#,
+        ),
+        ("$p = '.' . 'ssh/id_rsa';", "$p = '.ssh/id_rsa';"),
+        (
+            r#"local u = "https://" .. "x.io""#,
+            r#"local u = "https://x.io""#,
+        ),
+        // Not literals side by side: left as written.
+        (r#"strings.Split(host, ".")"#, r#"strings.Split(host, ".")"#),
+        (r#"x = "a" + y + "b""#, r#"x = "a" + y + "b""#),
+        (r#"s = "a\"" + "b""#, r#"s = "a\"b""#),
+        (r#"m = "a" + 'b'"#, r#"m = "a" + 'b'"#),
+    ];
+    for (code, joined) in cases {
+        assert_eq!(join_literals(code), joined, "{code}");
+    }
+    // Lines are kept.
+    let two = "a = \"x\" + \"y\"\nb = 'é' . 'z'\n";
+    let out = join_literals(two);
+    assert_eq!(out, "a = \"xy\"\nb = 'éz'\n");
+}

