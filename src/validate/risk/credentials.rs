@@ -166,34 +166,37 @@ const MAX_SENDS: usize = 256;
 
 /// What the three credential rules read in a text: its sources and the
 /// offsets of its sends, found once.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Reading {
     sources: Vec<Source>,
     sends: Vec<usize>,
 }
 
-/// The credential reads and sends of `text`, found on first use.
-fn reading<'t>(text: &'t Text<'_>) -> &'t Reading {
-    const NONE: &Reading = &Reading {
-        sources: Vec::new(),
-        sends: Vec::new(),
+/// The credential reads and sends of `text`, found on first use and kept
+/// in the text's slot (found again, not taken as none, should the slot
+/// ever hold something else).
+fn reading<'t>(text: &'t Text<'_>) -> std::borrow::Cow<'t, Reading> {
+    let find = || {
+        let sources = sources(text);
+        let sends = if sources.is_empty() {
+            Vec::new()
+        } else {
+            sends(text)
+        };
+        Reading { sources, sends }
     };
-    text.derived
-        .get_or_init(|| {
-            let sources = sources(text);
-            let sends = if sources.is_empty() {
-                Vec::new()
-            } else {
-                sends(text)
-            };
-            Box::new(Reading { sources, sends })
-        })
+    match text
+        .derived
+        .get_or_init(|| Box::new(find()))
         .downcast_ref::<Reading>()
-        .unwrap_or(NONE)
+    {
+        Some(kept) => std::borrow::Cow::Borrowed(kept),
+        None => std::borrow::Cow::Owned(find()),
+    }
 }
 
 /// One credential source found in a text.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Source {
     at: usize,
     /// A `.env` file: counts only with a send on its own line.
@@ -323,7 +326,8 @@ fn send_for(text: &Text<'_>, source: &Source, sends: &[usize]) -> Option<usize> 
 
 /// Credential stores read and sent (see the module).
 pub fn read_and_send(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
-    let Reading { sources, sends } = reading(text);
+    let reading = reading(text);
+    let Reading { sources, sends } = &*reading;
     sources
         .iter()
         .filter(|source| !to_its_service(text, source))
@@ -336,7 +340,8 @@ pub fn read_and_send(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
 
 /// Credential files read and sent only to their own service.
 pub fn read_and_send_to_service(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
-    let Reading { sources, sends } = reading(text);
+    let reading = reading(text);
+    let Reading { sources, sends } = &*reading;
     sources
         .iter()
         .filter(|source| to_its_service(text, source))
@@ -350,7 +355,8 @@ pub fn read_and_send_to_service(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
 /// Credential stores read with no send beside them (`.env` files and
 /// environment dumps aside: reading those is what configuration does).
 pub fn read_only(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
-    let Reading { sources, sends } = reading(text);
+    let reading = reading(text);
+    let Reading { sources, sends } = &*reading;
     sources
         .iter()
         .filter(|s| !s.same_line_only && send_for(text, s, sends).is_none())
