@@ -39,7 +39,8 @@ pub const SHELLS: &[&str] = &[
     "bash", "zsh", "dash", "ksh", "fish", "tcsh", "csh", "ash", "sh",
 ];
 
-/// Calls and commands that run a string as code.
+/// Calls and commands that run a string as code (and see
+/// [`COMMAND_LINE_RUNNERS`]).
 pub const EVALUATORS: &[&str] = &[
     r"(?:^|[^.\w])exec\s*\(",
     r"(?:^|[^.\w])eval\s*\(",
@@ -53,15 +54,21 @@ pub const EVALUATORS: &[&str] = &[
     r#"\bimport\s*\(\s*['"`]?data:"#,
     r"(?i:\biex\b)",
     r"(?i:\binvoke-expression\b)",
-    r"\b(?:ba|z|da)?sh\s+-c\b",
-    r"\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
-    r#"\bsource\s+['"]?[~/$.<]"#,
     r"\bos\.system\s*\(",
-    r"\bsubprocess\.\w+\([^\n]*shell\s*=\s*True",
     r"\bchild_process\b[^\n]*\bexec(?:Sync)?\s*\(",
     r"\bexecSync\s*\(",
     // Go: a shell given a script (`exec.Command("sh", "-s")`, `"-c"`).
     r#"\bexec\.Command(?:Context)?\s*\([^\n]*"(?:/bin/)?(?:ba|z|da)?sh"\s*,\s*"-[a-z]*[sc]""#,
+];
+
+/// Shells given a command line, which also run a string as code: the
+/// words of that line are commands, so a decoder in it (`sh -c 'gunzip
+/// -k logs.gz'`) is run as a program, not evaluated on its output.
+pub const COMMAND_LINE_RUNNERS: &[&str] = &[
+    r"\b(?:ba|z|da)?sh\s+-c\b",
+    r"\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
+    r#"\bsource\s+['"]?[~/$.<]"#,
+    r"\bsubprocess\.\w+\([^\n]*shell\s*=\s*True",
 ];
 
 /// Shell commands that decode text (or print escaped bytes): the rules'

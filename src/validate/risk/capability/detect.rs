@@ -249,14 +249,9 @@ pub fn detect_code(
 fn wraps_decoder(d: &Detector, line: &str) -> bool {
     const BETWEEN: usize = 24;
     const WINDOW: usize = 160;
-    d.eval_call.find_iter(line).take(16).any(|m| {
-        // A shell given a command line runs the decoder as a command
-        // (`sh -c 'gunzip -k logs.gz'`), not what it decodes.
-        let shell = m.as_str().trim_end().ends_with("-c")
-            || m.as_str().trim_start().starts_with(['|', 's']);
-        if shell {
-            return false;
-        }
+    // (A shell given a command line runs a decoder as a command: only
+    // the evaluators given code count, see `COMMAND_LINE_RUNNERS`.)
+    d.code_eval.find_iter(line).take(16).any(|m| {
         // `eval\s+[^{\s]` takes the first letter of what it runs: back to
         // it (only after a space, not the `c` of `sh -c`).
         let mut from = m.end();

@@ -5,9 +5,9 @@ use crate::validate::risk::shared::Shared;
 
 use super::Secret;
 use crate::validate::risk::signals::{
-    CODE_READS, COLLECTS, DECODERS, DROP_ENDPOINTS, EVALUATORS, IDENTITY, INDEX_FLAGS, PERSIST,
-    PRIVILEGE, PRIVILEGE_FILES, READS, REVERSE_SHELLS, SAFETY_OFF, SECRETS, SENDS, SHELL_DECODERS,
-    SHELL_ON_SOCKET, SOCKETS, STEER,
+    CODE_READS, COLLECTS, COMMAND_LINE_RUNNERS, DECODERS, DROP_ENDPOINTS, EVALUATORS, IDENTITY,
+    INDEX_FLAGS, PERSIST, PRIVILEGE, PRIVILEGE_FILES, READS, REVERSE_SHELLS, SAFETY_OFF, SECRETS,
+    SENDS, SHELL_DECODERS, SHELL_ON_SOCKET, SOCKETS, STEER,
 };
 use crate::validate::risk::words::{Options, WordRegex as Regex, WordSet};
 
@@ -60,6 +60,8 @@ pub struct Detector {
     pub(super) inspect_only: Regex,
     pub(super) fetch_call: Regex,
     pub(super) eval_call: Regex,
+    /// The evaluators given code, not a shell's command line.
+    pub(super) code_eval: Regex,
     pub(super) decoder: Regex,
     pub(super) socket: Regex,
     pub(super) shell_on_socket: Regex,
@@ -170,7 +172,8 @@ fn compile() -> Detector {
         fetch_call: regex(
             r"(?i:require\s*\(\s*['\x22]https?['\x22]\s*\)\.get\s*\(|net\.webclient|\burlopen\s*\(|\brequests\.get\s*\(|\bhttpx\.get\s*\(|(?:^|[^.\w])fetch\s*\(|\baxios\.get\s*\(|\bhttps?\.get\s*\(|\b(?:c|client|\w*client|session|sess|resty|http)\.get\s*\(|downloadstring|invoke-webrequest|invoke-restmethod|\birm\b|\biwr\b|\burlretrieve\s*\(|\bcurl\b|\bwget\b)",
         ),
-        eval_call: any_of(EVALUATORS),
+        eval_call: any_of(&[EVALUATORS, COMMAND_LINE_RUNNERS].concat()),
+        code_eval: any_of(EVALUATORS),
         decoder: regex(&[DECODERS, SHELL_DECODERS].concat().join("|")),
         socket: regex(SOCKETS),
         shell_on_socket: any_of(SHELL_ON_SOCKET),
