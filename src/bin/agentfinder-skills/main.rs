@@ -22,6 +22,7 @@ use agentfinder_skills_reader::store::Store;
 /// mimalloc reuses the embedding model's large tensor buffers; with glibc's
 /// allocator each was mapped afresh (9 million page faults, 14 s of system
 /// time to embed 238 documents).
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
