@@ -63,3 +63,14 @@ pub fn catalog_head(ctx: &BuildContext, host: &CatalogHost) -> String {
     });
     format!("{{\n  \"specVersion\": \"1.0\",\n  \"host\": {host},\n  \"entries\": [")
 }
+
+/// The catalog's host fields of `config`.
+pub(super) fn catalog_host(config: &crate::config::Config) -> CatalogHost {
+    let catalog = &config.catalog;
+    CatalogHost {
+        display_name: catalog.display_name.clone().unwrap_or_default(),
+        documentation_url: catalog.documentation_url.clone().unwrap_or_default(),
+        logo_url: catalog.logo_url.clone().unwrap_or_default(),
+        tags: catalog.tags.clone().unwrap_or_default(),
+    }
+}

@@ -12,14 +12,15 @@ use agentfinder_skills_reader::contract::parts::{
     LAYOUT_PARTS, LIST_SIZE,
 };
 use agentfinder_skills_reader::contract::{
-    BuilderInfo, ChunkingInfo, EmbedderInfo, Manifest, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE,
-    SCHEMA_VERSION,
+    BuilderInfo, ChunkingInfo, EmbedderInfo, FileDigest, Manifest, CATALOG_FILE, DOCUMENTS_FILE,
+    FINDINGS_FILE, SCHEMA_VERSION,
 };
 
 use super::catalog::catalog_head;
 use super::digest::build_digest;
 use super::{meilisearch_config, AssembleError, Assembled, Assembler, NewParts};
 use crate::reuse::BucketTree;
+use crate::store::staging::StagedFile;
 use crate::validate::diagnostics::{Finding, WarningClass};
 use crate::validate::finding_lines::{finding_line, own_lines};
 use crate::validate::findings::{duplicate_names, FindingsLog, FindingsSummary};
@@ -28,8 +29,8 @@ use crate::validate::findings::{duplicate_names, FindingsLog, FindingsSummary};
 struct Indexed {
     /// What names them.
     index: PartsIndex,
-    /// The buckets to write: `(sha256, bytes)`.
-    objects: Vec<(String, Bytes)>,
+    /// The buckets to write, staged.
+    objects: Vec<StagedFile>,
     /// The lists to write, likewise.
     lists: Vec<(String, Bytes)>,
     /// Every bucket's and list's name, and the entries in each bucket.
@@ -58,7 +59,7 @@ impl Assembler<'_> {
             objects: buckets,
             lists,
             named: named_buckets,
-        } = self.index(findings_head);
+        } = self.index(findings_head)?;
         let (mut embedder_info, mut embedded, mut cached, mut embed_seconds) = (None, 0, 0, 0.0);
         if let Some(shared) = &self.embedder {
             let mut embedder = shared
@@ -147,7 +148,7 @@ impl Assembler<'_> {
 
     /// The index that names the buckets of the entries (through their
     /// lists), the buckets and lists to write, and every name.
-    fn index(&self, findings_head: String) -> Indexed {
+    fn index(&self, findings_head: String) -> Result<Indexed, AssembleError> {
         let mut buckets: Vec<Vec<&PartEntry>> = vec![Vec::new(); BUCKET_COUNT as usize];
         let mut changed = vec![false; BUCKET_COUNT as usize];
         for (entry, fresh) in self.entries.iter().zip(&self.fresh) {
@@ -176,7 +177,7 @@ impl Assembler<'_> {
             let entries = entries.into_iter().cloned().collect();
             let (sha, bytes) = encode_bucket(&Bucket { entries });
             named.push((sha.clone(), count));
-            objects.push((sha, bytes));
+            objects.push(self.stage_bucket(number, sha, &bytes)?);
         }
         let mut list_names = Vec::with_capacity((BUCKET_COUNT / LIST_SIZE) as usize);
         let mut lists = Vec::new();
@@ -211,7 +212,7 @@ impl Assembler<'_> {
             catalog_head: catalog_head(&self.ctx, &self.host),
             findings_head,
         };
-        Indexed {
+        Ok(Indexed {
             index,
             objects,
             lists,
@@ -219,7 +220,23 @@ impl Assembler<'_> {
                 buckets: named,
                 lists: list_names,
             },
-        }
+        })
+    }
+
+    /// Writes bucket `number`'s object beside the pack.
+    fn stage_bucket(
+        &self,
+        number: usize,
+        sha256: String,
+        bytes: &[u8],
+    ) -> Result<StagedFile, AssembleError> {
+        let path = self.staging.join(format!("bucket-{number}.json"));
+        std::fs::write(&path, bytes)?;
+        let size = bytes.len() as u64;
+        Ok(StagedFile {
+            path,
+            digest: FileDigest { sha256, size },
+        })
     }
 
     fn manifest(

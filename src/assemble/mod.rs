@@ -10,12 +10,14 @@ use std::io::Write;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
-use agentfinder_skills_reader::contract::parts::{PartEntry, PartRef, BUCKET_COUNT, LIST_SIZE};
+use agentfinder_skills_reader::contract::parts::{
+    PartEntry, PartRef, BUCKET_COUNT, LIST_SIZE, PACKS_DIR,
+};
 use agentfinder_skills_reader::contract::{
     Document, Manifest, SkillSignals, SkippedFile, SpecConformance, SpecFinding, KIND_SKILL,
 };
 
-use self::catalog::{catalog_entry, CatalogHost};
+use self::catalog::{catalog_entry, catalog_host, CatalogHost};
 use self::document::{skill_documents, BuildContext, SkillInput};
 use self::keys::{build_context, entry_keys, EntryKeys};
 use self::marketplace::Marketplace;
@@ -108,9 +110,10 @@ pub struct Assembled {
 pub struct NewParts {
     /// This build's pack of new documents, when it made any.
     pub pack: Option<StagedFile>,
-    /// The buckets that changed: `(sha256, bytes)` (some may be stored
-    /// already, by another commit that had them).
-    pub buckets: Vec<(String, Bytes)>,
+    /// The buckets that changed, staged on disk (some may be stored
+    /// already, by another commit that had them): a cold build's buckets
+    /// hold every entry again, too much to keep in memory beside them.
+    pub buckets: Vec<StagedFile>,
     /// The bucket lists that changed, likewise; written after the buckets.
     pub lists: Vec<(String, Bytes)>,
     /// Every entry, in path order (the next build's base).
@@ -135,17 +138,6 @@ pub enum Item {
         /// Its git blob id.
         blob: Option<String>,
     },
-}
-
-/// The catalog's host fields of `config`.
-fn catalog_host(config: &Config) -> CatalogHost {
-    let catalog = &config.catalog;
-    CatalogHost {
-        display_name: catalog.display_name.clone().unwrap_or_default(),
-        documentation_url: catalog.documentation_url.clone().unwrap_or_default(),
-        logo_url: catalog.logo_url.clone().unwrap_or_default(),
-        tags: catalog.tags.clone().unwrap_or_default(),
-    }
 }
 
 /// A skill's signals: what its folder's `files` are, and the `findings` of
@@ -183,6 +175,8 @@ pub struct Assembler<'a> {
     marketplace: &'a Marketplace,
     marketplace_findings: Vec<(String, Finding)>,
     keys: EntryKeys,
+    /// Where the pack and the buckets are staged.
+    staging: std::path::PathBuf,
     /// `None` once finished.
     pack: Option<HashingFile>,
     pack_bytes: u64,
@@ -222,15 +216,18 @@ struct Prepared {
 }
 
 impl<'a> Assembler<'a> {
-    /// Starts an artifact; new documents go to `pack`.
+    /// Starts an artifact staged in `staging`: its pack of new documents,
+    /// then the buckets that changed.
     pub fn new(
         config: &'a Config,
         version: VersionInfo,
         marketplace: &'a Marketplace,
         marketplace_findings: Vec<(String, Finding)>,
-        pack: HashingFile,
+        staging: &std::path::Path,
         vectors: bool,
-    ) -> Self {
+    ) -> std::io::Result<Self> {
+        let pack_name = PACKS_DIR.rsplit('/').next().unwrap_or("pack");
+        let pack = HashingFile::create(staging, pack_name)?;
         let ctx = BuildContext {
             commit: version.commit.clone(),
             updated_at: version.commit_time.clone(),
@@ -238,7 +235,7 @@ impl<'a> Assembler<'a> {
         };
         // The same key maker a patched plan checks its base against.
         let keys = entry_keys(config, &version.branch, marketplace, vectors);
-        Self {
+        Ok(Self {
             config,
             repo_name: config
                 .repo()
@@ -252,6 +249,7 @@ impl<'a> Assembler<'a> {
             marketplace,
             marketplace_findings,
             keys,
+            staging: staging.to_path_buf(),
             pack: Some(pack),
             pack_bytes: 0,
             entries: Vec::new(),
@@ -263,7 +261,7 @@ impl<'a> Assembler<'a> {
             embedder: None,
             embedded_before: (0, 0, 0.0),
             reused: 0,
-        }
+        })
     }
 
     /// Lets unchanged buckets and lists of the base be named instead of

@@ -192,6 +192,9 @@ pub async fn build_by(
         },
         None => unpromoted.await?,
     };
+    // A run of one commit has no next build to reuse its entries: they
+    // would only sit beside the entries promotion reads back.
+    drop(run.take_base());
     let outcome: Result<BuildSummary, BuildError> = async {
         let mut summary = built?;
         summary.store = store.display.clone();

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use agentfinder_skills_reader::contract::parts::{PartEntry, PACKS_DIR};
+use agentfinder_skills_reader::contract::parts::PartEntry;
 
 use super::interrupt;
 use super::plan::{list_tree, patch_parent, Plan};
@@ -19,7 +19,6 @@ use crate::logging::Reporter;
 use crate::parse::read::{extract, ExtractContext, SkillTree, Spent, SpentSeconds};
 use crate::reuse::Base;
 use crate::source::{rfc3339, Entry, EntryKind, ObjectRef, Snapshot};
-use crate::store::staging::HashingFile;
 use crate::walk::WalkRules;
 
 /// Skill files parsed per batch: enough to keep both cores busy, few enough
@@ -171,16 +170,15 @@ pub(super) fn stage_artifact(
         shipped: shipped.clone(),
     };
     let io = |e: std::io::Error| BuildError::Internal(format!("staging the artifact: {e}"));
-    let pack =
-        HashingFile::create(dir, PACKS_DIR.rsplit('/').next().unwrap_or("pack")).map_err(io)?;
     let mut assembler = Assembler::new(
         config,
         version,
         &marketplace,
         marketplace_findings,
-        pack,
+        dir,
         vectors,
     )
+    .map_err(io)?
     .with_embedder(embedder)
     .with_base_buckets(base_buckets);
 

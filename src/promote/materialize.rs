@@ -17,7 +17,7 @@ use bytes::Bytes;
 
 use agentfinder_skills_reader::artifact::{read_manifest, read_verified_file};
 use agentfinder_skills_reader::contract::parts::{
-    compose_catalog, compose_findings, composed_index,
+    composed_index, write_catalog, write_findings, PartEntry, PartsIndex,
 };
 use agentfinder_skills_reader::contract::{
     ArtifactLocation, Manifest, SuccessMarker, CATALOG_FILE, DOCUMENTS_FILE, FINDINGS_FILE,
@@ -31,6 +31,9 @@ use agentfinder_skills_reader::store::Store;
 
 use crate::store::staging::{HashingFile, StagedFile};
 use crate::write::success_bytes;
+
+/// Writes one of the files composed from entries.
+type Composer = fn(&PartsIndex, &[PartEntry], &mut HashingFile) -> std::io::Result<()>;
 
 /// Materializing failed.
 #[derive(Debug, thiserror::Error)]
@@ -75,9 +78,31 @@ pub async fn materialize(
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let (success, manifest) = read_manifest(store, location).await?;
 
-    // The entries of a shared-parts artifact, read once for all three files.
+    // The entries of a shared-parts artifact, read once for all three
+    // files: the catalog and findings are composed from them first, so
+    // that only the documents' places are held while the packs stream.
+    let mut composed_files = Vec::new();
     let composed = match composed_index(&manifest) {
-        Some(index) => Some((index, read_entries(store, location, index).await?)),
+        Some(index) => {
+            let mut entries = read_entries(store, location, index).await?;
+            for (name, compose) in [
+                (CATALOG_FILE, write_catalog as Composer),
+                (FINDINGS_FILE, write_findings as Composer),
+            ] {
+                let path = dir.join(name);
+                let mut file = HashingFile::create(dir, name).map_err(|e| io(dir, e))?;
+                compose(index, &entries, &mut file).map_err(|e| io(&path, e))?;
+                composed_files.push((name, file.finish().map_err(|e| io(&path, e))?));
+            }
+            for entry in &mut entries {
+                entry.catalog = None;
+                entry.findings = String::new();
+                entry.key = String::new();
+                entry.commit = String::new();
+                (entry.name, entry.blob) = (None, None);
+            }
+            Some(entries)
+        }
         None => None,
     };
 
@@ -105,9 +130,7 @@ pub async fn materialize(
         }
     };
     let streamed = match &composed {
-        Some((_, entries)) => {
-            for_each_document_batch(store, location, entries, 8 << 20, write).await
-        }
+        Some(entries) => for_each_document_batch(store, location, entries, 8 << 20, write).await,
         None => for_each_batch(store, location, &success, &manifest, 8 << 20, write).await,
     };
     drop(batches);
@@ -126,12 +149,10 @@ pub async fn materialize(
         }
     }
     let mut files = vec![(DOCUMENTS_FILE, written?)];
+    files.extend(composed_files);
     for name in [CATALOG_FILE, FINDINGS_FILE] {
         let bytes = match &composed {
-            Some((index, entries)) if name == CATALOG_FILE => {
-                Bytes::from(compose_catalog(index, entries))
-            }
-            Some((index, entries)) => Bytes::from(compose_findings(index, entries)),
+            Some(_) => continue, // composed above
             None if success.files.contains_key(name) => {
                 read_verified_file(store, location, &success, name).await?
             }

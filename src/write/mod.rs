@@ -64,8 +64,8 @@ impl CommitFiles {
             shared.push((pack_path(&pack.digest.sha256), Content::File(pack)));
         }
         // Buckets before the lists that name them, lists before the manifest.
-        for (sha, bytes) in self.parts.buckets {
-            shared.push((bucket_path(&sha), Content::Bytes(bytes)));
+        for staged in self.parts.buckets {
+            shared.push((bucket_path(&staged.digest.sha256), Content::File(staged)));
         }
         for (sha, bytes) in self.parts.lists {
             shared.push((list_path(&sha), Content::Bytes(bytes)));

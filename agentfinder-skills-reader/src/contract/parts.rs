@@ -224,24 +224,46 @@ pub fn composed_index(manifest: &Manifest) -> Option<&PartsIndex> {
 
 /// `ai-catalog.json` composed from `entries`.
 pub fn compose_catalog(index: &PartsIndex, entries: &[PartEntry]) -> Vec<u8> {
-    let mut out = index.catalog_head.clone().into_bytes();
+    let mut out = Vec::new();
+    let _ = write_catalog(index, entries, &mut out); // a Vec takes every write
+    out
+}
+
+/// `ai-catalog.json` composed from `entries`, written to `out` as it is
+/// composed (a crawl's catalog is a hundred megabytes).
+pub fn write_catalog(
+    index: &PartsIndex,
+    entries: &[PartEntry],
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    out.write_all(index.catalog_head.as_bytes())?;
     let mut first = true;
     for catalog in entries.iter().filter_map(|e| e.catalog.as_deref()) {
-        out.extend_from_slice(if first { CATALOG_FIRST } else { CATALOG_NEXT }.as_bytes());
-        out.extend_from_slice(catalog.as_bytes());
+        out.write_all(if first { CATALOG_FIRST } else { CATALOG_NEXT }.as_bytes())?;
+        out.write_all(catalog.as_bytes())?;
         first = false;
     }
-    out.extend_from_slice(CATALOG_TAIL.as_bytes());
-    out
+    out.write_all(CATALOG_TAIL.as_bytes())
 }
 
 /// `findings.ndjson` composed from `entries`.
 pub fn compose_findings(index: &PartsIndex, entries: &[PartEntry]) -> Vec<u8> {
-    let mut out = index.findings_head.clone().into_bytes();
-    for entry in entries {
-        out.extend_from_slice(entry.findings.as_bytes());
-    }
+    let mut out = Vec::new();
+    let _ = write_findings(index, entries, &mut out); // a Vec takes every write
     out
+}
+
+/// `findings.ndjson` composed from `entries`, written to `out`.
+pub fn write_findings(
+    index: &PartsIndex,
+    entries: &[PartEntry],
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    out.write_all(index.findings_head.as_bytes())?;
+    for entry in entries {
+        out.write_all(entry.findings.as_bytes())?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
