@@ -10,6 +10,7 @@ use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use super::found::{At, Found, Said, PER_RULE_AND_FILE};
 use super::hit::{Context, FileHit, Hit};
 use super::hosts;
+use super::literals::{Prefilter, Syntax};
 use super::rules::{by_host, expand, Matcher, Mention, Rule, RULES};
 use super::shared::Shared;
 use super::text::{excerpt, floor_char, Kind, Text};
@@ -21,10 +22,13 @@ use super::{
 /// payload is scanned; one inside that is not).
 pub const MAX_DEPTH: u8 = 2;
 
-/// The pattern rules, compiled once: a set to tell which match a text at
-/// all (one pass), and each alone to find where.
+/// The pattern rules, compiled once: their literals to tell which may
+/// match a text (one pass, [`Prefilter`]), the rules with no useful literal
+/// as one set, and each alone to find where.
 pub(super) struct Compiled {
-    set: RegexSet,
+    prefilter: Prefilter,
+    /// The rules with no useful literal, and their numbers in `each`.
+    rest: Option<(RegexSet, Vec<usize>)>,
     each: Vec<(&'static Rule, Regex, Mention)>,
 }
 
@@ -38,13 +42,23 @@ fn compile() -> Compiled {
             _ => None,
         })
         .collect();
-    let set = RegexSetBuilder::new(patterns.iter().map(|(_, p, _)| p))
-        .unicode(false)
-        .multi_line(true)
-        .size_limit(64 << 20)
-        .dfa_size_limit(super::words::SET_CACHE_LIMIT)
-        .build()
-        .expect("risk patterns compile");
+    let written: Vec<&str> = patterns.iter().map(|(_, p, _)| p.as_str()).collect();
+    let syntax = Syntax {
+        multi_line: true,
+        unicode: false,
+    };
+    let prefilter = Prefilter::new(&written, syntax);
+    let numbers = prefilter.always().to_vec();
+    let rest = (!numbers.is_empty()).then(|| {
+        let set = RegexSetBuilder::new(numbers.iter().map(|&i| written[i]))
+            .unicode(false)
+            .multi_line(true)
+            .size_limit(64 << 20)
+            .dfa_size_limit(super::words::SET_CACHE_LIMIT)
+            .build()
+            .expect("risk patterns compile");
+        (set, numbers)
+    });
     let each = patterns
         .into_iter()
         .map(|(rule, pattern, mention)| {
@@ -57,7 +71,32 @@ fn compile() -> Compiled {
             (rule, regex, mention)
         })
         .collect();
-    Compiled { set, each }
+    Compiled {
+        prefilter,
+        rest,
+        each,
+    }
+}
+
+impl Compiled {
+    /// The rules that may match `text`, in order: every one that does.
+    pub(super) fn candidates(&self, text: &[u8]) -> Vec<usize> {
+        let mut candidates = self.prefilter.candidates(text);
+        if let Some((set, numbers)) = &self.rest {
+            candidates.extend(set.matches(text).iter().map(|at| numbers[at]));
+            candidates.sort_unstable();
+        }
+        candidates
+    }
+
+    /// The rules' patterns, as compiled.
+    #[cfg(test)]
+    pub(super) fn patterns(&self) -> Vec<&str> {
+        self.each
+            .iter()
+            .map(|(_, regex, _)| regex.as_str())
+            .collect()
+    }
 }
 
 /// Where the text being scanned came from: a file, or a payload decoded
@@ -275,7 +314,8 @@ pub fn as_text(bytes: &[u8]) -> Option<Cow<'_, str>> {
 pub fn scan_text(text: &Text<'_>, context: &Context<'_>, origin: &Origin<'_>, found: &mut Found) {
     let compiled = COMPILED.get();
     let norm = text.norm.as_bytes();
-    for index in compiled.set.matches(norm).iter() {
+    // A candidate that does not match finds nothing below.
+    for index in compiled.candidates(norm) {
         let (rule, regex, mention) = &compiled.each[index];
         for m in regex.find_iter(norm).take(4 * PER_RULE_AND_FILE) {
             let at = text.to_raw(m.start());

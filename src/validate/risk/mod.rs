@@ -59,6 +59,7 @@ mod hit;
 mod homoglyph;
 mod hooks;
 pub mod hosts;
+mod literals;
 mod markdown;
 mod mention;
 mod mismatch;

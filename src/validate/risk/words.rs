@@ -22,6 +22,8 @@ use std::borrow::Cow;
 
 use regex::{Captures, Match, Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
+use super::literals::{Prefilter, Syntax};
+
 /// `pattern` with every word-boundary assertion (`\b`, `\B`, `\b{...}`)
 /// dropped and every bounded repetition `{m,n}` outside a class opened
 /// to `{m,}`: it matches wherever `pattern` does, and maybe elsewhere.
@@ -233,6 +235,29 @@ impl SetHits {
     }
 }
 
+/// The patterns of a set with no useful literal, as a set of their own
+/// (and its loose copy); `numbers` are their places in the whole set.
+#[derive(Debug, Clone)]
+struct Rest {
+    exact: RegexSet,
+    loose: RegexSet,
+    numbers: Vec<usize>,
+}
+
+/// `patterns` as one [`RegexSet`].
+fn regex_set(patterns: &[String], options: Options) -> RegexSet {
+    let mut builder = RegexSetBuilder::new(patterns);
+    builder
+        .multi_line(options.multi_line)
+        .size_limit(options.size_limit);
+    if let Some(limit) = options.dfa_size_limit {
+        builder.dfa_size_limit(limit);
+    }
+    builder
+        .build()
+        .unwrap_or_else(|e| panic!("pattern set: {e}"))
+}
+
 /// Patterns matched together, with their loose copies.
 #[derive(Debug, Clone)]
 pub struct WordSet {
@@ -242,34 +267,54 @@ pub struct WordSet {
 
 #[derive(Debug, Clone)]
 enum How {
-    /// One pass of a set over the text (as written on ASCII text).
-    Set { exact: RegexSet, loose: RegexSet },
+    /// The patterns whose literals the text holds ([`Prefilter`]), each
+    /// run alone (loose copy first on text that is not ASCII), and those
+    /// with no useful literal as one smaller set.
+    Prefiltered {
+        prefilter: Prefilter,
+        loose: Vec<Option<Regex>>,
+        rest: Option<Box<Rest>>,
+    },
     /// Each loose copy alone, then the pattern as written where it matched.
     OneByOne { loose: Vec<Regex> },
 }
 
 impl WordSet {
-    /// Compiles `patterns` as one set.
+    /// Compiles `patterns` to be matched together: one pass for their
+    /// literals, then the candidates alone.
     pub fn new<S: AsRef<str>>(patterns: &[S], options: Options) -> Self {
-        let set = |patterns: Vec<String>| {
-            let mut builder = RegexSetBuilder::new(&patterns);
-            builder
-                .multi_line(options.multi_line)
-                .size_limit(options.size_limit);
-            if let Some(limit) = options.dfa_size_limit {
-                builder.dfa_size_limit(limit);
-            }
-            builder
-                .build()
-                .unwrap_or_else(|e| panic!("pattern set: {e}"))
+        let syntax = Syntax {
+            multi_line: options.multi_line,
+            unicode: true,
         };
-        let written: Vec<String> = patterns.iter().map(|p| p.as_ref().to_string()).collect();
+        let prefilter = Prefilter::new(patterns, syntax);
+        let numbers = prefilter.always().to_vec();
+        let rest = (!numbers.is_empty()).then(|| {
+            let written: Vec<String> = numbers
+                .iter()
+                .map(|&i| patterns[i].as_ref().to_string())
+                .collect();
+            let loose: Vec<String> = written.iter().map(|p| loosen(p)).collect();
+            Box::new(Rest {
+                exact: regex_set(&written, options),
+                loose: regex_set(&loose, options),
+                numbers,
+            })
+        });
+        let loose = patterns
+            .iter()
+            .map(|p| loosens(p.as_ref()).then(|| regex(&loosen(p.as_ref()), options)))
+            .collect();
         Self {
-            how: How::Set {
-                loose: set(written.iter().map(|p| loosen(p)).collect()),
-                exact: set(written.clone()),
+            how: How::Prefiltered {
+                prefilter,
+                loose,
+                rest,
             },
-            each: written.iter().map(|p| regex(p, options)).collect(),
+            each: patterns
+                .iter()
+                .map(|p| regex(p.as_ref(), options))
+                .collect(),
         }
     }
 
@@ -295,21 +340,53 @@ impl WordSet {
     /// The patterns that match `text`, exactly as the patterns as written
     /// (alone or as one set) say.
     pub fn matches(&self, text: &str) -> SetHits {
-        let candidates: Vec<usize> = match &self.how {
-            How::Set { exact, .. } if text.is_ascii() => {
-                return SetHits(exact.matches(text).iter().collect());
-            }
-            How::Set { loose, .. } => loose.matches(text).iter().collect(),
-            How::OneByOne { loose } => (0..loose.len())
-                .filter(|&i| loose[i].is_match(text))
-                .collect(),
-        };
-        SetHits(
-            candidates
-                .into_iter()
-                .filter(|&i| self.each[i].is_match(text))
-                .collect(),
-        )
+        match &self.how {
+            How::Prefiltered {
+                prefilter,
+                loose,
+                rest,
+            } => self.prefiltered(prefilter, loose, rest.as_deref(), text),
+            How::OneByOne { loose } => SetHits(
+                (0..loose.len())
+                    .filter(|&i| loose[i].is_match(text) && self.each[i].is_match(text))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn prefiltered(
+        &self,
+        prefilter: &Prefilter,
+        loose: &[Option<Regex>],
+        rest: Option<&Rest>,
+        text: &str,
+    ) -> SetHits {
+        let ascii = text.is_ascii();
+        let mut hits: Vec<usize> = prefilter
+            .candidates(text.as_bytes())
+            .into_iter()
+            .filter(|&i| ascii || loose[i].as_ref().is_none_or(|l| l.is_match(text)))
+            .filter(|&i| self.each[i].is_match(text))
+            .collect();
+        if let Some(rest) = rest {
+            // On ASCII text the set as written answers (its DFA reads `\b`
+            // there); else its loose copy picks the patterns to run as
+            // written.
+            let found = match ascii {
+                true => rest.exact.matches(text),
+                false => rest.loose.matches(text),
+            };
+            let found = found.iter().map(|at| rest.numbers[at]);
+            hits.extend(found.filter(|&i| ascii || self.each[i].is_match(text)));
+            hits.sort_unstable();
+        }
+        SetHits(hits)
+    }
+
+    /// The patterns, as written.
+    #[cfg(test)]
+    pub fn patterns(&self) -> Vec<&str> {
+        self.each.iter().map(Regex::as_str).collect()
     }
 }
 

@@ -254,4 +254,11 @@ impl Detector {
     pub fn get() -> std::sync::Arc<Detector> {
         DETECTOR.get()
     }
+
+    /// The sets matched with a literal prefilter (their answers are
+    /// checked against one plain set's in the risk tests).
+    #[cfg(test)]
+    pub fn sets(&self) -> [&WordSet; 2] {
+        [&self.set, &self.flags]
+    }
 }

@@ -15,6 +15,8 @@ mod prose;
 pub use combine::findings;
 pub use detect::{detect_code, Style};
 pub use detector::release;
+#[cfg(test)]
+pub use detector::Detector;
 pub use prose::detect_prose;
 
 pub use super::concepts::{Persist, Secret, Steer};

@@ -15,6 +15,7 @@ mod manipulation;
 mod mismatch;
 mod opaque;
 mod padding;
+mod prefilter;
 
 use super::{scan, RiskFinding, Severity, SkillFile, SkillFiles};
 
