@@ -44,6 +44,12 @@ pub struct KnownChanges {
 /// skill folders is 4 MB).
 const WALK_OBJECT_CACHE_BYTES: usize = 64 << 20;
 
+/// The pack cache of each walking thread (decoded delta bases). gix's
+/// default, 96 MB in 64 slots, took the walk of tomevault-io/skills-registry
+/// to 584 MB; capped at 16 MB it peaked at 415 MB and was no slower (18.5
+/// against 21.1 s; with no cache at all, 21.0 s).
+const WALK_PACK_CACHE_BYTES: usize = 16 << 20;
+
 /// Threads that diff commits.
 const WALK_THREADS: usize = 2;
 
@@ -330,6 +336,11 @@ impl GitSource {
                     scope.spawn(move || -> Result<_, SourceError> {
                         let mut repo = self.reopened()?.thread_local();
                         repo.object_cache_size(Some(WALK_OBJECT_CACHE_BYTES));
+                        repo.objects.set_pack_cache(|| {
+                            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+                                WALK_PACK_CACHE_BYTES,
+                            ))
+                        });
                         let mut changed = Vec::new();
                         for (i, step) in chunk.iter().enumerate() {
                             let mut paths = Vec::new();
