@@ -11,10 +11,13 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use agentfinder_skills_reader::contract::{
-    skill_key, Document, SkillSignals, KIND_SECTION, KIND_SKILL,
+    skill_key, Document, SkillSignals, SpecConformance, SpecFinding, KIND_SECTION, KIND_SKILL,
 };
 
 use crate::parse::ParsedSkill;
+use crate::validate::diagnostics::Finding;
+use crate::validate::risk::Risk;
+use crate::validate::SPEC_CLASSES;
 
 /// Characters left as they are in a URL path segment.
 const PATH_SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
@@ -303,6 +306,30 @@ fn join_nonempty(values: &[&str]) -> String {
         .copied()
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A skill's signals: what its folder's `files` are, and the `findings` of
+/// its SKILL.md that break a rule of the specification.
+pub(super) fn signals_of<'f>(
+    files: &[String],
+    findings: impl Iterator<Item = &'f Finding>,
+    risk: Risk,
+) -> SkillSignals {
+    let broken: Vec<SpecFinding> = findings
+        .filter(|f| SPEC_CLASSES.contains(&f.class))
+        .map(|f| SpecFinding {
+            class: f.class.to_string(),
+            line: f.line.and_then(|l| u32::try_from(l).ok()),
+        })
+        .collect();
+    SkillSignals {
+        ships: crate::walk::supporting_files::ships(files),
+        spec: SpecConformance {
+            conforms: broken.is_empty(),
+            findings: broken,
+        },
+        risk,
+    }
 }
 
 #[cfg(test)]

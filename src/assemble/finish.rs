@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 
 use agentfinder_skills_reader::contract::parts::{
-    bucket_of, encode_bucket, encode_list, Bucket, BucketList, PartEntry, PartsIndex, BUCKET_COUNT,
+    bucket_of, encode_bucket, encode_list, Bucket, BucketList, PartsIndex, BUCKET_COUNT,
     LAYOUT_PARTS, LIST_SIZE,
 };
 use agentfinder_skills_reader::contract::{
@@ -88,7 +88,8 @@ impl Assembler<'_> {
             pack,
             buckets,
             lists,
-            entries: self.entries,
+            // Without what was set aside, they are no base for another build.
+            entries: self.spill.is_none().then_some(self.entries),
             named_buckets,
             fingerprint: self.keys.fingerprint(),
         };
@@ -115,31 +116,51 @@ impl Assembler<'_> {
             log.warn(path, finding)?;
         }
         let head = String::from_utf8_lossy(&log.take_output()).into_owned();
+        let mut reader = match self.spill.as_mut() {
+            Some(spill) => Some(spill.reader()?),
+            None => None,
+        };
+        let mut now_in_memory = Vec::new();
         let entries = self.entries.iter_mut().zip(self.fresh.iter_mut());
-        for ((entry, fresh), other) in entries.zip(others) {
-            log.count_own(&entry.findings);
-            let (Some(other), Some(name)) = (other, entry.name.as_deref()) else {
-                // No duplicate: a warning left from an earlier one goes.
-                if let Cow::Owned(own) = own_lines(&entry.findings) {
-                    entry.findings = own;
-                    *fresh = true;
-                }
-                continue;
+        for (number, ((entry, fresh), other)) in entries.zip(others).enumerate() {
+            let aside = match reader.as_mut() {
+                Some(reader) => reader.findings(number)?,
+                None => None,
             };
-            let duplicate = Finding::file(
-                WarningClass::DuplicateName,
-                format!("name `{name}` is also used by {other}; both are kept"),
-            );
-            log.count(&entry.path, &duplicate);
-            let line = finding_line(&entry.path, &duplicate);
-            // Unchanged, as it mostly is: its own lines, then this one.
-            let settled = entry
-                .findings
-                .strip_suffix(line.as_str())
-                .is_some_and(|own| matches!(own_lines(own), Cow::Borrowed(_)));
-            if !settled {
-                entry.findings = own_lines(&entry.findings).into_owned() + &line;
+            let lines = aside.as_deref().unwrap_or(&entry.findings);
+            log.count_own(lines);
+            let settled = match (other, entry.name.as_deref()) {
+                (Some(other), Some(name)) => {
+                    let duplicate = Finding::file(
+                        WarningClass::DuplicateName,
+                        format!("name `{name}` is also used by {other}; both are kept"),
+                    );
+                    log.count(&entry.path, &duplicate);
+                    let line = finding_line(&entry.path, &duplicate);
+                    // Unchanged, as it mostly is: its own lines, then this one.
+                    let unchanged = lines
+                        .strip_suffix(line.as_str())
+                        .is_some_and(|own| matches!(own_lines(own), Cow::Borrowed(_)));
+                    (!unchanged).then(|| own_lines(lines).into_owned() + &line)
+                }
+                // No duplicate: a warning left from an earlier one goes.
+                _ => match own_lines(lines) {
+                    Cow::Owned(own) => Some(own),
+                    Cow::Borrowed(_) => None,
+                },
+            };
+            if let Some(settled) = settled {
+                entry.findings = settled;
                 *fresh = true;
+                if aside.is_some() {
+                    now_in_memory.push(number);
+                }
+            }
+        }
+        drop(reader);
+        if let Some(spill) = self.spill.as_mut() {
+            for number in now_in_memory {
+                spill.findings_in_memory(number);
             }
         }
         let (summary, _) = log.finish();
@@ -148,14 +169,18 @@ impl Assembler<'_> {
 
     /// The index that names the buckets of the entries (through their
     /// lists), the buckets and lists to write, and every name.
-    fn index(&self, findings_head: String) -> Result<Indexed, AssembleError> {
-        let mut buckets: Vec<Vec<&PartEntry>> = vec![Vec::new(); BUCKET_COUNT as usize];
+    fn index(&mut self, findings_head: String) -> Result<Indexed, AssembleError> {
+        let mut buckets: Vec<Vec<usize>> = vec![Vec::new(); BUCKET_COUNT as usize];
         let mut changed = vec![false; BUCKET_COUNT as usize];
-        for (entry, fresh) in self.entries.iter().zip(&self.fresh) {
+        for (number, (entry, fresh)) in self.entries.iter().zip(&self.fresh).enumerate() {
             let bucket = bucket_of(&entry.path, BUCKET_COUNT);
-            buckets[bucket].push(entry);
+            buckets[bucket].push(number);
             changed[bucket] |= fresh;
         }
+        let mut reader = match self.spill.as_mut() {
+            Some(spill) => Some(spill.reader()?),
+            None => None,
+        };
         let base = self.base_buckets.as_ref();
         let mut named = Vec::with_capacity(buckets.len());
         let mut objects = Vec::new();
@@ -174,10 +199,16 @@ impl Assembler<'_> {
                 named.push((digest.clone(), count));
                 continue;
             }
-            let entries = entries.into_iter().cloned().collect();
+            let entries = entries
+                .into_iter()
+                .map(|at| match reader.as_mut() {
+                    Some(reader) => reader.complete(at, &self.entries[at]),
+                    None => Ok(self.entries[at].clone()),
+                })
+                .collect::<std::io::Result<_>>()?;
             let (sha, bytes) = encode_bucket(&Bucket { entries });
             named.push((sha.clone(), count));
-            objects.push(self.stage_bucket(number, sha, &bytes)?);
+            objects.push(stage_bucket(&self.staging, number, sha, &bytes)?);
         }
         let mut list_names = Vec::with_capacity((BUCKET_COUNT / LIST_SIZE) as usize);
         let mut lists = Vec::new();
@@ -220,22 +251,6 @@ impl Assembler<'_> {
                 buckets: named,
                 lists: list_names,
             },
-        })
-    }
-
-    /// Writes bucket `number`'s object beside the pack.
-    fn stage_bucket(
-        &self,
-        number: usize,
-        sha256: String,
-        bytes: &[u8],
-    ) -> Result<StagedFile, AssembleError> {
-        let path = self.staging.join(format!("bucket-{number}.json"));
-        std::fs::write(&path, bytes)?;
-        let size = bytes.len() as u64;
-        Ok(StagedFile {
-            path,
-            digest: FileDigest { sha256, size },
         })
     }
 
@@ -286,4 +301,20 @@ impl Assembler<'_> {
             parts: Some(parts),
         }
     }
+}
+
+/// Writes bucket `number`'s object into `staging`, beside the pack.
+fn stage_bucket(
+    staging: &std::path::Path,
+    number: usize,
+    sha256: String,
+    bytes: &[u8],
+) -> Result<StagedFile, AssembleError> {
+    let path = staging.join(format!("bucket-{number}.json"));
+    std::fs::write(&path, bytes)?;
+    let size = bytes.len() as u64;
+    Ok(StagedFile {
+        path,
+        digest: FileDigest { sha256, size },
+    })
 }

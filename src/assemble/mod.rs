@@ -13,14 +13,13 @@ use sha2::{Digest, Sha256};
 use agentfinder_skills_reader::contract::parts::{
     PartEntry, PartRef, BUCKET_COUNT, LIST_SIZE, PACKS_DIR,
 };
-use agentfinder_skills_reader::contract::{
-    Document, Manifest, SkillSignals, SkippedFile, SpecConformance, SpecFinding, KIND_SKILL,
-};
+use agentfinder_skills_reader::contract::{Document, Manifest, SkippedFile, KIND_SKILL};
 
 use self::catalog::{catalog_entry, catalog_host, CatalogHost};
-use self::document::{skill_documents, BuildContext, SkillInput};
+use self::document::{signals_of, skill_documents, BuildContext, SkillInput};
 use self::keys::{build_context, entry_keys, EntryKeys};
 use self::marketplace::Marketplace;
+use self::spill::EntrySpill;
 use crate::config::Config;
 use crate::embed::{EmbedError, Embedder};
 use crate::parse::read::Extracted;
@@ -30,8 +29,8 @@ use crate::store::staging::{HashingFile, StagedFile};
 use crate::validate::diagnostics::Finding;
 use crate::validate::finding_lines::{finding_line, skip_line};
 use crate::validate::findings::FindingsSummary;
-use crate::validate::risk::{Risk, Severity};
-use crate::validate::{check_skill, DocumentChecker, DocumentError, SPEC_CLASSES};
+use crate::validate::risk::Severity;
+use crate::validate::{check_skill, DocumentChecker, DocumentError};
 use crate::walk::skill_folder;
 
 pub mod catalog;
@@ -41,6 +40,7 @@ mod finish;
 pub mod keys;
 pub mod marketplace;
 mod settings;
+mod spill;
 
 pub use settings::meilisearch_config;
 
@@ -116,8 +116,10 @@ pub struct NewParts {
     pub buckets: Vec<StagedFile>,
     /// The bucket lists that changed, likewise; written after the buckets.
     pub lists: Vec<(String, Bytes)>,
-    /// Every entry, in path order (the next build's base).
-    pub entries: Vec<PartEntry>,
+    /// Every entry, in path order (the next build's base); `None` when
+    /// their catalogs and findings were set aside
+    /// ([`Assembler::with_entries_set_aside`]).
+    pub entries: Option<Vec<PartEntry>>,
     /// The names of every bucket and list (the next build's base).
     pub named_buckets: BucketTree,
     /// The build part of every entry key ([`EntryKeys::fingerprint`]).
@@ -140,30 +142,6 @@ pub enum Item {
     },
 }
 
-/// A skill's signals: what its folder's `files` are, and the `findings` of
-/// its SKILL.md that break a rule of the specification.
-fn signals_of<'f>(
-    files: &[String],
-    findings: impl Iterator<Item = &'f Finding>,
-    risk: Risk,
-) -> SkillSignals {
-    let broken: Vec<SpecFinding> = findings
-        .filter(|f| SPEC_CLASSES.contains(&f.class))
-        .map(|f| SpecFinding {
-            class: f.class.to_string(),
-            line: f.line.and_then(|l| u32::try_from(l).ok()),
-        })
-        .collect();
-    SkillSignals {
-        ships: crate::walk::supporting_files::ships(files),
-        spec: SpecConformance {
-            conforms: broken.is_empty(),
-            findings: broken,
-        },
-        risk,
-    }
-}
-
 /// Turns skill files, in path order, into entries; only new documents are
 /// written (to this build's pack), so the work follows what changed.
 pub struct Assembler<'a> {
@@ -181,6 +159,8 @@ pub struct Assembler<'a> {
     pack: Option<HashingFile>,
     pack_bytes: u64,
     entries: Vec<PartEntry>,
+    /// Where the entries' catalogs and findings are, when set aside.
+    spill: Option<EntrySpill>,
     /// Per entry: made by this build, or its findings changed, so its
     /// bucket must be written again.
     fresh: Vec<bool>,
@@ -253,6 +233,7 @@ impl<'a> Assembler<'a> {
             pack: Some(pack),
             pack_bytes: 0,
             entries: Vec::new(),
+            spill: None,
             fresh: Vec::new(),
             met: BTreeMap::new(),
             risky: Vec::new(),
@@ -272,6 +253,18 @@ impl<'a> Assembler<'a> {
                 && b.lists.len() == (BUCKET_COUNT / LIST_SIZE) as usize
         });
         self
+    }
+
+    /// Sets each entry's catalog object and findings aside in a staged
+    /// file until the buckets are encoded ([`spill`]): for a build whose
+    /// entries no later commit of its run reuses, as they are then not
+    /// returned.
+    pub fn with_entries_set_aside(mut self, aside: bool) -> std::io::Result<Self> {
+        self.spill = match aside {
+            true => Some(EntrySpill::create(&self.staging)?),
+            false => None,
+        };
+        Ok(self)
     }
 
     /// Gives every new document a vector from `embedder`.
@@ -327,7 +320,7 @@ impl<'a> Assembler<'a> {
         }
         let mut prepared = prepared.into_iter();
         for slot in order {
-            let (entry, fresh) = match slot {
+            let (mut entry, fresh) = match slot {
                 Some(entry) => {
                     self.reused += 1;
                     if entry.skill_count > 0 {
@@ -340,6 +333,9 @@ impl<'a> Assembler<'a> {
                     None => continue,
                 },
             };
+            if let Some(spill) = self.spill.as_mut() {
+                spill.set_aside(&mut entry)?;
+            }
             self.entries.push(entry);
             self.fresh.push(fresh);
         }

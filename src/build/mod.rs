@@ -148,7 +148,7 @@ pub async fn build_by(
     // Outside the deadline: a build stopped by it still shares what it
     // embedded (a first embed of a large collection can take longer than
     // a source's timeout; its next run then starts from those vectors).
-    let run = RunContext::new(&request.config, ParseCache::disabled());
+    let run = RunContext::new(&request.config, ParseCache::disabled()).one_commit();
     let unpromoted = async {
         let opening = Instant::now();
         let snapshot = interrupt::unless_interrupted(open_source(&request)).await?;
@@ -192,8 +192,7 @@ pub async fn build_by(
         },
         None => unpromoted.await?,
     };
-    // A run of one commit has no next build to reuse its entries: they
-    // would only sit beside the entries promotion reads back.
+    // A run of one commit keeps no base (see `RunContext::one_commit`).
     drop(run.take_base());
     let outcome: Result<BuildSummary, BuildError> = async {
         let mut summary = built?;
@@ -419,12 +418,11 @@ async fn build_new(
         reporter.info("build", format!("rebuilding: {reason}; writing {location}"));
     }
     let artifact = artifact_id(&location);
-    let next_base = Base::new(
-        &commit,
-        std::mem::take(&mut parts.entries),
-        std::mem::take(&mut parts.named_buckets),
-    )
-    .keyed_with(parts.fingerprint);
+    let named_buckets = std::mem::take(&mut parts.named_buckets);
+    let next_base = parts
+        .entries
+        .take()
+        .map(|entries| Base::new(&commit, entries, named_buckets).keyed_with(parts.fingerprint));
     let files = CommitFiles {
         parts,
         manifest: assembled.manifest.clone(),
@@ -432,7 +430,9 @@ async fn build_new(
     let outcome = write_commit(store, &files.seal(&artifact), guard).await?;
     drop(staging);
     sightings::record_first_sightings(store, &assembled.met, reporter).await;
-    run.set_base(next_base);
+    if let Some(base) = next_base {
+        run.set_base(base);
+    }
     let status = match (outcome, &rebuild) {
         (WriteOutcome::AlreadyComplete, _) => BuildStatus::AlreadyBuilt,
         (WriteOutcome::Written, None) => BuildStatus::Built,

@@ -22,6 +22,8 @@ pub struct RunContext {
     pub parses: Arc<ParseCache>,
     /// The entries of the commit this run built last: the next one's base.
     base: Arc<std::sync::Mutex<Option<Base>>>,
+    /// The run builds one commit: no later build reuses its entries.
+    one_commit: bool,
     embed: Arc<EmbedSlot>,
 }
 
@@ -42,6 +44,7 @@ impl RunContext {
         Self {
             parses: Arc::new(parses),
             base: Arc::default(),
+            one_commit: false,
             embed: Arc::new(EmbedSlot {
                 settings: config.embed_settings(),
                 required: config.embed.required,
@@ -51,6 +54,20 @@ impl RunContext {
                 shared_at: std::sync::Mutex::new(std::time::Instant::now()),
             }),
         }
+    }
+
+    /// A run of one commit: its build sets each entry's catalog and
+    /// findings aside on disk while it goes on (no later build of the run
+    /// reuses them), and its entries sit beside none that promotion reads
+    /// back.
+    pub fn one_commit(mut self) -> Self {
+        self.one_commit = true;
+        self
+    }
+
+    /// Whether the run builds one commit ([`RunContext::one_commit`]).
+    pub fn is_one_commit(&self) -> bool {
+        self.one_commit
     }
 
     /// Takes the entries of the commit this run built last, if any: the

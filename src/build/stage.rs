@@ -179,6 +179,8 @@ pub(super) fn stage_artifact(
         vectors,
     )
     .map_err(io)?
+    .with_entries_set_aside(run.is_one_commit())
+    .map_err(io)?
     .with_embedder(embedder)
     .with_base_buckets(base_buckets);
 
