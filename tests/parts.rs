@@ -263,3 +263,45 @@ fn a_damaged_part_fails_verify_and_promotion_naming_it() {
         "nothing damaged may reach latest/"
     );
 }
+
+#[test]
+fn a_build_with_its_entries_set_aside_writes_the_parts_a_backfill_keeps_in_memory() {
+    // `build` (a run of one commit) sets each entry's catalog and findings
+    // aside on disk until its buckets are encoded; `backfill` keeps them in
+    // memory for its next commit. The bucket objects, named by digest,
+    // must be the very same: with a duplicate name (findings settled after
+    // being set aside) and a file that cannot be used (no catalog).
+    let (mut repo, _) = repository(40);
+    repo.write(
+        "skills/dup/SKILL.md",
+        skill("s001", "The same name as another.", "# Use\n"),
+    );
+    repo.write("skills/binary/SKILL.md", b"\x00\x01\x02 not text");
+    let head = repo.commit("a duplicate and a file that cannot be used");
+    let work = tempfile::tempdir().unwrap();
+    let source = repo.path().to_str().unwrap();
+    build(work.path(), "built", source, &head);
+    let filled = [
+        "backfill",
+        "--store",
+        "filled",
+        "--source",
+        source,
+        "--last",
+        "1",
+        "--no-embed",
+    ];
+    let out = run(work.path(), &filled);
+    assert!(out.status.success(), "backfill: {}", stderr(&out));
+    let buckets = |store: &str| -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(work.path().join(store).join("parts/buckets"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert!(buckets("built").len() > 20, "{:?}", buckets("built"));
+    assert_eq!(buckets("built"), buckets("filled"));
+    let findings = std::fs::read_to_string(work.path().join("built/latest/findings.ndjson"));
+    let findings = findings.unwrap();
+    assert!(findings.contains("duplicate-name"), "{findings}");
+}

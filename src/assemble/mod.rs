@@ -260,6 +260,8 @@ impl<'a> Assembler<'a> {
     /// entries no later commit of its run reuses, as they are then not
     /// returned.
     pub fn with_entries_set_aside(mut self, aside: bool) -> std::io::Result<Self> {
+        // Entries are numbered in the spill as they are added.
+        debug_assert!(self.entries.is_empty(), "set aside before any entry");
         self.spill = match aside {
             true => Some(EntrySpill::create(&self.staging)?),
             false => None,

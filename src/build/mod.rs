@@ -192,8 +192,6 @@ pub async fn build_by(
         },
         None => unpromoted.await?,
     };
-    // A run of one commit keeps no base (see `RunContext::one_commit`).
-    drop(run.take_base());
     let outcome: Result<BuildSummary, BuildError> = async {
         let mut summary = built?;
         summary.store = store.display.clone();

@@ -290,6 +290,11 @@ pub(super) fn stage_artifact(
     // The risk scan is done: its pattern caches go before the write stage.
     crate::validate::risk::release_caches();
 
+    // Stopped now, the buckets are not encoded into a staging folder that
+    // is going away.
+    if let Some(stopped) = stopped(stop) {
+        return Err(stopped);
+    }
     let generated_at = rfc3339(crate::time::unix_seconds());
     let (assembled, parts) = assembler.finish(&generated_at)?;
     Ok(Staged {

@@ -4,7 +4,9 @@
 //!
 //! The documents are streamed from the packs to a staged file, every part
 //! checked against its digest on the way; the catalog and findings are
-//! composed in memory (they are small). The result is a complete artifact
+//! composed from the entries straight into their staged files first, so
+//! that only each entry's path and document range stay in memory while
+//! the packs stream. The result is a complete artifact
 //! folder: the three data files, a manifest naming their digests (its
 //! `layout` cleared, its `parts` kept so the next build can reuse them) and
 //! a `_SUCCESS` vouching for all four.

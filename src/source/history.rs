@@ -45,9 +45,9 @@ pub struct KnownChanges {
 const WALK_OBJECT_CACHE_BYTES: usize = 64 << 20;
 
 /// The pack cache of each walking thread (decoded delta bases). gix's
-/// default, 96 MB in 64 slots, took the walk of tomevault-io/skills-registry
-/// to 584 MB; capped at 16 MB it peaked at 415 MB and was no slower (18.5
-/// against 21.1 s; with no cache at all, 21.0 s).
+/// default, 96 MB in 64 slots, took the planning of
+/// tomevault-io/skills-registry to 584 MB in 20.5-21.1 s; capped at 16 MB
+/// it peaked at 425 MB in 21.4-21.8 s (with no pack cache, 400 MB, 21.0 s).
 const WALK_PACK_CACHE_BYTES: usize = 16 << 20;
 
 /// Threads that diff commits.

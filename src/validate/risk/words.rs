@@ -13,10 +13,14 @@
 //! change can only let a pattern match more, never less: where the loose
 //! copy finds nothing, the pattern as written finds nothing either. The
 //! loose copy runs first, at DFA speed, and the pattern as written runs
-//! only where the loose one matched. On ASCII text a set runs as written
-//! (its DFA reads `\b` there); the prose patterns, long and
-//! case-insensitive, run one by one, loose copy first, on any text: as
-//! one set they cost ten times more on the same paragraphs.
+//! only where the loose one matched.
+//!
+//! A set ([`WordSet::new`]) runs only the patterns whose literals the text
+//! holds ([`super::literals`]), each alone; those with no useful literal
+//! run as one smaller set, as written on ASCII text (its DFA reads `\b`
+//! there). The prose patterns, long and case-insensitive, run one by one,
+//! loose copy first, on any text: as one set they cost ten times more on
+//! the same paragraphs.
 
 use std::borrow::Cow;
 

@@ -15,12 +15,14 @@ mod prose;
 pub use combine::findings;
 pub use detect::{detect_code, Style};
 pub use detector::release;
-#[cfg(test)]
-pub use detector::Detector;
 pub use prose::detect_prose;
 
 pub use super::concepts::{Persist, Secret, Steer};
 use super::hosts::Target;
+// After every `use`: tests/layout.rs reads a file up to its first
+// `#[cfg(test)]`.
+#[cfg(test)]
+pub use detector::Detector;
 
 /// What a skill can do.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
