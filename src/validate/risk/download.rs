@@ -7,11 +7,12 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use super::hit::{Context, Hit};
 use super::hosts;
+use super::markdown::unquoted;
 use super::text::Text;
 
 /// Downloads that write a file.
 static DOWNLOAD: LazyLock<Regex> = LazyLock::new(|| {
-    RegexBuilder::new(r"\b(?:curl|wget|urlretrieve)\b|(?i:\binvoke-webrequest\b|\biwr\b)")
+    RegexBuilder::new(r"\b(?:curl|wget|urlretrieve)\b|(?i:\binvoke-webrequest\b|\biwr\b|\bstart-bitstransfer\b|\bcertutil\b[^\n]*-urlcache|\bbitsadmin\b[^\n]*/transfer)")
         .unicode(false)
         .build()
         .expect("download pattern")
@@ -54,7 +55,8 @@ fn output_of(line: &str) -> Option<(String, String)> {
         let next = tokens.get(i + 1).map(|s| s.to_string());
         let flags = t.strip_prefix('-').filter(|f| !f.starts_with('-'));
         match *t {
-            "--output" | "--output-document" | "-OutFile" | "-outfile" | ">" => name = next,
+            "--output" | "--output-document" | "-OutFile" | "-outfile" | "-Destination"
+            | "-destination" | ">" => name = next,
             _ if t.starts_with("--output-document=") => {
                 name = t.split_once('=').map(|(_, v)| v.to_string())
             }
@@ -72,6 +74,16 @@ fn output_of(line: &str) -> Option<(String, String)> {
     if name.is_none() && wget {
         name = Some(remote_name());
     }
+    // Windows' own downloaders name the file after the URL
+    // (`certutil -urlcache -split -f URL FILE`, `bitsadmin /transfer j URL FILE`).
+    let lower = line.to_ascii_lowercase();
+    if name.is_none() && (lower.contains("certutil") || lower.contains("bitsadmin")) {
+        let at = tokens.iter().position(|t| t.contains("://"))?;
+        name = tokens
+            .get(at + 1)
+            .filter(|t| !t.starts_with(['>', '-', '/']) || t.contains(['\\', '.']))
+            .map(|t| t.to_string());
+    }
     if line.contains("urlretrieve") {
         name = line.rsplit(',').next().map(|s| {
             s.trim_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ')'))
@@ -82,12 +94,21 @@ fn output_of(line: &str) -> Option<(String, String)> {
     let base = name.rsplit(['/', '\\']).next().unwrap_or("").to_string();
     // A name held in a variable (`-o "$tmp"`) is matched as written.
     let base = if base.contains('$') { name } else { base };
+    // A name computed by a command (`$(date ...)`) cannot be followed.
+    if base.contains("$(") || base.contains('`') {
+        return None;
+    }
     (!base.is_empty() && base != "-" && base != "null").then_some((base, url))
 }
 
 /// Whether `line` makes `name` executable or runs it.
 fn runs(line: &str, name: &str) -> bool {
-    let line = line.trim_start();
+    let line = unquoted(line);
+    // cmd's `if exist F start "" /b F`: what runs is after the test.
+    let line = match (line.starts_with("if "), line.find(" start ")) {
+        (true, Some(at)) => &line[at + 1..],
+        _ => line,
+    };
     if !line.contains(name) {
         return false;
     }
@@ -101,16 +122,30 @@ fn runs(line: &str, name: &str) -> bool {
     {
         return true;
     }
+    // (`&` is PowerShell's call operator; `start /b` and `start ""` cmd's.)
     let words: Vec<&str> = line
         .split_whitespace()
         .skip_while(|w| matches!(*w, "sudo" | "exec" | "nohup" | "&" | "-E"))
         .collect();
+    let words: Vec<&str> = match words.first() {
+        Some(&"start") | Some(&"START") => words
+            .into_iter()
+            .skip(1)
+            .skip_while(|w| w.starts_with('/') || *w == "\"\"")
+            .collect(),
+        _ => words,
+    };
     let is_name = |w: &str| {
         let w = w.trim_matches(|c| matches!(c, '"' | '\'' | ';' | '`' | ')'));
         w == name || w.ends_with(&format!("/{name}")) || w.ends_with(&format!("\\{name}"))
     };
     match words.as_slice() {
         [first, ..] if is_name(first) => true,
+        // A package installer handed the file, wherever in its arguments
+        // (`msiexec /q /i x.msi`, `code --install-extension x.vsix`).
+        [installer, rest @ ..] if installs(installer, rest) && rest.iter().any(|w| is_name(w)) => {
+            true
+        }
         [runner, second, ..] => {
             let runner = runner.rsplit('/').next().unwrap_or(runner);
             matches!(
@@ -146,6 +181,24 @@ fn runs(line: &str, name: &str) -> bool {
     }
 }
 
+/// Whether `program` with `args` installs a package file it is given.
+fn installs(program: &str, args: &[&str]) -> bool {
+    let program = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    let program = program.strip_suffix(".exe").unwrap_or(program);
+    match program.to_ascii_lowercase().as_str() {
+        "msiexec" | "installer" | "add-appxpackage" | "add-apppackage" | "hdiutil" | "dpkg"
+        | "rpm" => true,
+        "code" | "code-insiders" | "codium" | "cursor" | "windsurf" => {
+            args.contains(&"--install-extension")
+        }
+        "pip" | "pip3" | "npm" | "pnpm" | "yarn" | "gem" | "apt" | "apt-get" | "dnf" | "yum" => {
+            args.iter()
+                .any(|a| matches!(*a, "install" | "i" | "add" | "localinstall"))
+        }
+        _ => false,
+    }
+}
+
 /// Downloads made executable or run later in the same script or block.
 pub fn download_then_run(text: &Text<'_>, context: &Context<'_>) -> Vec<Hit> {
     let mut out = Vec::new();
@@ -157,7 +210,7 @@ pub fn download_then_run(text: &Text<'_>, context: &Context<'_>) -> Vec<Hit> {
             continue;
         }
         seen_lines.push(line.start);
-        let Some((name, url)) = output_of(&text.raw[line.clone()]) else {
+        let Some((name, url)) = output_of(unquoted(&text.raw[line.clone()])) else {
             continue;
         };
         let segment = text.segment(at);

@@ -198,7 +198,7 @@ pub fn invisible_in_prose(text: &Text<'_>, _: &Context<'_>) -> Vec<Hit> {
 /// "Claude,"), a note to it, a greeting, "if you are an AI", or "you
 /// must" (not its name in a path like `agents-and-tools/`).
 static AGENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?im)(?:^|<!--)[\s\-*#>]*(?:ai\s+)?(?:ai|assistant|agent|claude|codex|chatgpt|llm|copilot|gemini)\s*[:,]|\b(?:note|instructions?|message|reminder)s?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|assistant|agent|model|llm|claude|codex|copilot)s?\b|\b(?:dear|hey|hello|attention)\s+(?:ai|assistant|agent|model|llm|claude)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|assistant|agent|llm|language\s+model|claude)\b|\byou\s+(?:must|should|will|need\s+to|have\s+to|are\s+now)\b|\b(?:claude|codex|the\s+(?:ai|assistant|agent|model))\s+(?:must|should|needs\s+to|has\s+to)\b").expect("agent pattern")
+    Regex::new(r"(?im)(?:^|<!--)[\s\-*#>]*(?:ai\s+)?(?:ai|assistant|agent|claude|codex|chatgpt|llm|copilot|gemini)\s*[:,]|\b(?:note|instructions?|message|reminder|maintenance)s?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:ai|assistant|agent|model|llm|claude|codex|copilot)s?\b|\(\s*for\s+the\s+(?:ai|assistant|agent|model|llm)\b|\b(?:dear|hey|hello|attention)\s+(?:ai|assistant|agent|model|llm|claude)\b|\bif\s+you\s+are\s+(?:an?\s+)?(?:ai|assistant|agent|llm|language\s+model|claude)\b|\byou\s+(?:must|should|will|need\s+to|have\s+to|are\s+now)\b|\b(?:claude|codex|the\s+(?:ai|assistant|agent|model))\s+(?:must|should|needs\s+to|has\s+to)\b").expect("agent pattern")
 });
 /// Instructions in a comment.
 static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
@@ -206,7 +206,8 @@ static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Instructions that override the agent's or conceal from the user.
 static DANGEROUS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system|original|other)\s+(?:instructions|prompts?|rules|guidelines)\b|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|show|notify|alert)\b[^.\n]{0,30}\b(?:user|human)\b|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+)?(?:user|human)\b|\b(?:secretly|silently|covertly|quietly)\s+(?:run|execute|send|upload|post|copy|read|install|download|add|modify|delete)\b").expect("dangerous pattern")
+    use super::signals::{CONCEAL, COVERT_ACTS, OVERRIDE};
+    Regex::new(&format!("(?i){OVERRIDE}|{CONCEAL}|{COVERT_ACTS}")).expect("dangerous pattern")
 });
 /// A command that runs something.
 static COMMAND: LazyLock<Regex> = LazyLock::new(|| {

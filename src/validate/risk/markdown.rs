@@ -76,6 +76,11 @@ fn lines(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// `line` without its indent and the `>` marks of block quotes.
+pub fn unquoted(line: &str) -> &str {
+    line.trim_start_matches([' ', '\t', '>'])
+}
+
 /// Reads the layout of Markdown `text`.
 pub fn layout(text: &str) -> Layout {
     let lines = lines(text);
@@ -92,7 +97,8 @@ pub fn layout(text: &str) -> Layout {
     let mut last_prose: Option<usize> = None;
     while i < lines.len() {
         let l = line(i);
-        let indent = l.len() - l.trim_start_matches([' ', '\t']).len();
+        // (A fence may sit in a block quote: `> ```bash`.)
+        let indent = l.len() - unquoted(l).len();
         let rest = &l[indent..];
         let fence_char = rest.bytes().next().filter(|b| matches!(b, b'`' | b'~'));
         let run = fence_char.map_or(0, |c| rest.bytes().take_while(|&b| b == c).count());
@@ -103,7 +109,7 @@ pub fn layout(text: &str) -> Layout {
                 // Not a fence: a backtick run with backticks after it.
             } else {
                 let close = (i + 1..lines.len()).find(|&j| {
-                    let t = line(j).trim();
+                    let t = unquoted(line(j)).trim();
                     t.len() >= run && t.bytes().all(|b| b == c)
                 });
                 let body_start = lines.get(i + 1).map_or(text.len(), |l| l.0);
@@ -219,5 +225,14 @@ mod tests {
         );
         assert_eq!(&text[l.comments[0].clone()], "<!-- hidden\nnote -->");
         assert!(l.in_code(text.find("echo").unwrap()) && !l.in_code(text.find("now").unwrap()));
+    }
+
+    #[test]
+    fn a_fence_in_a_block_quote_is_code() {
+        let text = "> Patch first:\n>\n> ```bash\n> curl -o /tmp/p https://x.test/p\n> ```\n>\n> then go on.\n";
+        let l = layout(text);
+        assert_eq!(l.blocks.len(), 1);
+        assert!(l.in_code(text.find("curl").unwrap()));
+        assert!(!l.in_code(text.find("then").unwrap()));
     }
 }

@@ -69,6 +69,7 @@ mod reading;
 pub mod rules;
 mod shared;
 mod signals;
+mod steering;
 mod taint;
 mod text;
 mod unicode;

@@ -82,7 +82,28 @@ pub fn read(
         Kind::Other if is_package_list(path) => {
             detect_code(path, text.raw, Style::Config, &line_of, reader.evidence)
         }
-        Kind::Markdown | Kind::Other => detect_prose(path, text.raw, &line_of, reader.evidence),
+        Kind::Markdown | Kind::Other => {
+            detect_prose(path, text.raw, &line_of, reader.evidence);
+            // An HTML comment is hidden from the user, not from the agent:
+            // the commands in it (`run: curl ...` too) are read as code.
+            for range in &text.layout.comments {
+                let commands: String = text.raw[range.clone()]
+                    .lines()
+                    .map(|l| {
+                        l.trim()
+                            .trim_start_matches("- ")
+                            .trim_start_matches("run:")
+                            .trim()
+                    })
+                    .filter(|l| looks_like_command(l))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                if !commands.is_empty() {
+                    let line = text.line_of(range.start).saturating_sub(1);
+                    reader.nested(Lang::Shell, &commands, line, 1);
+                }
+            }
+        }
         Kind::Config => {
             detect_code(path, text.raw, Style::Config, &line_of, reader.evidence);
             for caps in CONFIG_STRING.captures_iter(text.raw) {
@@ -93,19 +114,31 @@ pub fn read(
                 let line = text.line_of(m.start()).saturating_sub(1);
                 reader.text_found(&value, line, 1, true);
             }
+            // YAML's block scalars (`run: |` in a CI workflow) hold scripts.
+            for (line, block) in block_scalars(text.raw) {
+                reader.text_found(&block, line, 1, true);
+            }
         }
         // A script in a language with no grammar here (Go, Ruby, Perl,
         // PHP...) is read line by line as it is written: as one program
         // (a path named on one line, read on another), or as shell.
-        Kind::Script if reader.units == 0 && is_program_language(path, text.raw) => {
-            // Literals joined (`"pam_" + "per" + "mit.so"`), lines kept.
-            let joined = code::join_literals(text.raw);
-            let joined = Text::new(&joined, Kind::Script);
-            let line_of = |at: usize| joined.line_of(at);
-            detect_code(path, joined.raw, Style::Program, &line_of, reader.evidence)
-        }
         Kind::Script if reader.units == 0 => {
-            detect_code(path, text.raw, Style::Shell, &line_of, reader.evidence)
+            // Names bound to literals put in, and literals joined
+            // (`"pam_" + "per" + "mit.so"`), lines kept.
+            let bound = code::bind_literals(text.raw);
+            let joined = code::join_literals(&bound);
+            let normal = Text::new(&joined, Kind::Script);
+            if joined.as_ref() != text.raw {
+                let lines: Vec<u32> = (0..normal.line_of(joined.len())).collect();
+                reader.patterns.scan(&normal, &lines);
+            }
+            let style = if is_program_language(path, text.raw) {
+                Style::Program
+            } else {
+                Style::Shell
+            };
+            let line_of = |at: usize| normal.line_of(at);
+            detect_code(path, normal.raw, style, &line_of, reader.evidence)
         }
         Kind::Script => {}
     }
@@ -229,6 +262,46 @@ impl Reader<'_> {
 
 /// Whether `path` is a package list (`requirements.txt`, `constraints.txt`,
 /// `pip.conf`, `.npmrc`...), read as configuration.
+/// The block scalars of a YAML text (`key: |` and the lines indented
+/// under it), each dedented, with the 0-based line of its key.
+fn block_scalars(raw: &str) -> Vec<(u32, String)> {
+    const MAX_BLOCKS: usize = 64;
+    let lines: Vec<&str> = raw.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() && out.len() < MAX_BLOCKS {
+        let head = lines[i].trim_end();
+        let opens = head
+            .rsplit_once(':')
+            .is_some_and(|(_, tail)| matches!(tail.trim(), "|" | ">" | "|-" | ">-" | "|+" | ">+"));
+        if !opens {
+            i += 1;
+            continue;
+        }
+        let key_indent = head.len() - head.trim_start().len();
+        let body: Vec<&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > key_indent)
+            .copied()
+            .collect();
+        let indent = body
+            .iter()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start().len())
+            .min()
+            .unwrap_or(0);
+        let block: String = body
+            .iter()
+            .map(|l| l.get(indent..).unwrap_or("").to_string() + "\n")
+            .collect();
+        if !block.trim().is_empty() {
+            out.push((i as u32, block));
+        }
+        i += 1 + body.len();
+    }
+    out
+}
+
 fn is_package_list(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     (name.starts_with("requirements") || name.starts_with("constraints")) && name.ends_with(".txt")

@@ -132,6 +132,12 @@ pub static RULES: &[Rule] = &[
     Rule { id: "download-execute/download-then-run", class: Class::DownloadExecute, severity: Severity::High, by_host: Some(FETCHED),
         why: "downloads a file, then makes it executable or runs it: a program nobody reviewed, fetched at run time",
         matcher: Matcher::Text(download::download_then_run) },
+    Rule { id: "download-execute/run-remote", class: Class::DownloadExecute, severity: Severity::High, by_host: Some(FETCHED),
+        why: "runs a program straight from a URL (`deno run https://...`, `npx https://...`, Gradle's `apply(from = \"https://...\")`): whatever the server sends runs, unseen",
+        matcher: Matcher::Pattern { regex: r#"\bdeno[ \t]+(?:run|install|eval)\b[^\n]*?[ \t]https?://|\b(?:npx|bunx|pnpm[ \t]+dlx)[ \t]+(?:-y[ \t]+)?https?://|\bbun[ \t]+(?:run[ \t]+)?https?://|\bapply[ \t]*\(?[ \t]*from[ \t]*[:=][ \t]*["']https?://"#, mention: Mention::Negated } },
+    Rule { id: "download-execute/install-from-url", class: Class::DownloadExecute, severity: Severity::High, by_host: Some(FETCHED),
+        why: "hands a URL straight to a package installer (`msiexec /i https://...`, `Add-AppxPackage https://...`, `rpm -i https://...`): a program nobody reviewed, installed as it arrives",
+        matcher: Matcher::Pattern { regex: r"(?i:\bmsiexec(?:\.exe)?\b[^\n]*?[ \t][/-](?:i|package|a|update|fa)\b[^\n]*?https?://|\bAdd-App(?:x)?Package\b[^\n]*?https?://|\brpm[ \t]+-[a-zA-Z]*[iU][a-zA-Z]*[ \t]+(?:[^\n]*?[ \t])?https?://|\bcode(?:-insiders)?[ \t]+--install-extension[ \t]+https?://)", mention: Mention::Negated } },
     // -- decode-execute
     Rule { id: "decode-execute/decode-pipe", class: Class::DecodeExecute, severity: Severity::Critical, by_host: None,
         why: "decodes an encoded payload and pipes it into an interpreter: the encoding exists to hide what runs",
@@ -229,10 +235,10 @@ pub static RULES: &[Rule] = &[
         matcher: Matcher::Pattern { regex: r"(?i:\b(?:run|execute|install|paste|launch)[ \t]+(?:it|this|these|that|them|the[ \t]+(?:script|command|commands|installer|following))?[ \t]*(?:immediately|right[ \t]+away|right[ \t]+now|straight[ \t]+away|at[ \t]+once|directly|now|quickly)[ \t]*,?[ \t]*(?:and[ \t]+)?(?:without|no)[ \t]+(?:first[ \t]+)?(?:checking|reviewing|reading|inspecting|verifying|looking|review|verification|inspection)\b|\bwithout[ \t]+(?:checking|reviewing|reading|inspecting|verifying|looking[ \t]+at)[ \t]+(?:it|the[ \t]+(?:script|code|command|installer)|its[ \t]+contents?)[ \t]*(?:first)?[ \t]*,?[ \t]*(?:just[ \t]+)?(?:run|execute)\b)", mention: Mention::Quoted } },
     Rule { id: "agent-manipulation/conceal", class: Class::AgentManipulation, severity: Severity::High, by_host: None,
         why: "tells the agent to keep what it does from the user",
-        matcher: Matcher::Pattern { regex: r"(?i:\b(?:do[ \t]+not|don'?t|never)[ \t]+(?:tell|inform|notify|alert)[ \t]+(?:the[ \t]+)?(?:user|human|operator)s?(?:[ \t]+about[ \t]+(?:this|it|these|that|what|any)|[ \t]+(?:that|what)[ \t]+you\b|[ \t]*(?:[.;!)]|$))|\b(?:do[ \t]+not|don'?t|never)[ \t]+(?:mention|reveal|disclose)[ \t]+(?:this|these|it|that|them|anything)[ \t]+to[ \t]+(?:the[ \t]+)?(?:user|human)\b|\b(?:hide|conceal)[ \t]+(?:this|it|these|that)[ \t]+from[ \t]+(?:the[ \t]+)?(?:user|human)\b|\b(?:secretly|covertly)[ \t]+(?:run|execute|send|upload|post|exfiltrate|copy|read|install|download|forward|transmit)\b)", mention: Mention::Quoted } },
+        matcher: Matcher::Pattern { regex: r"(?i:{CONCEAL}|\b(?:secretly|covertly)[ \t]+(?:run|execute|send|upload|post|exfiltrate|copy|read|install|download|forward|transmit)\b)", mention: Mention::Quoted } },
     Rule { id: "agent-manipulation/override-instructions", class: Class::AgentManipulation, severity: Severity::High, by_host: None,
         why: "tells the agent to drop its earlier or system instructions (prompt injection)",
-        matcher: Matcher::Pattern { regex: r"(?i:\b(?:ignore|disregard|forget)[ \t]+(?:all[ \t]+|any[ \t]+)?(?:of[ \t]+)?(?:the[ \t]+|your[ \t]+)?(?:previous|prior|above|earlier|preceding|original|system|other)[ \t]+(?:instructions|prompts?|rules|guidelines|directives)\b)", mention: Mention::Quoted } },
+        matcher: Matcher::Pattern { regex: r"(?i:{OVERRIDE})", mention: Mention::Quoted } },
     Rule { id: "agent-manipulation/no-confirmation", class: Class::AgentManipulation, severity: Severity::Low, by_host: None,
         why: "tells the agent to act without asking or telling the user",
         matcher: Matcher::Pattern { regex: r"(?i:\bwithout[ \t]+(?:asking|prompting|consulting)[ \t]+(?:the[ \t]+)?(?:user|human)[ \t]+(?:for[ \t]+)?(?:permission|confirmation|approval)\b|\b(?:do[ \t]+not|don'?t|never)[ \t]+ask[ \t]+(?:the[ \t]+user[ \t]+)?(?:for[ \t]+)?(?:permission|confirmation|approval)\b|\bwithout[ \t]+(?:telling|informing|notifying)[ \t]+(?:the[ \t]+)?(?:user|human)\b)", mention: Mention::Quoted } },
@@ -308,6 +314,9 @@ pub static RULES: &[Rule] = &[
     Rule { id: "supply-chain/typosquat", class: Class::SupplyChain, severity: Severity::High, by_host: None,
         why: "installs a package one letter away from a popular one: the name typosquatters register",
         matcher: Matcher::Combined },
+    Rule { id: "supply-chain/unverified-source", class: Class::SupplyChain, severity: Severity::High, by_host: None,
+        why: "tells a package manager to accept packages it cannot verify (plain HTTP, bad certificates, unsigned), or takes a popular package from a host that is not its real index: whoever serves it chooses the code",
+        matcher: Matcher::Combined },
     Rule { id: "unscanned/gave-up", class: Class::Unscanned, severity: Severity::Medium, by_host: None,
         why: "the scan gave up on this file (too large to read, or a rule failed on it): nothing was checked there",
         matcher: Matcher::Combined },
@@ -318,10 +327,11 @@ pub fn rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.id == id)
 }
 
-/// A pattern with its pieces put in: `{FETCH}` and `{SH}` from the one
-/// list of each (`signals`), and [`PIECES`].
+/// A pattern with its pieces put in: `{FETCH}`, `{SH}`, `{DECODE}`,
+/// `{CONCEAL}` and `{OVERRIDE}` from the one list of each (`signals`),
+/// and [`PIECES`].
 pub fn expand(regex: &str) -> String {
-    use super::signals::{FETCH_COMMANDS, SHELLS, SHELL_DECODERS};
+    use super::signals::{CONCEAL, FETCH_COMMANDS, OVERRIDE, SHELLS, SHELL_DECODERS};
     let words = |list: &[&str]| {
         list.iter()
             .map(|w| regex::escape(w))
@@ -332,7 +342,10 @@ pub fn expand(regex: &str) -> String {
     let shells = format!("(?:{})", words(SHELLS));
     let decode = format!("(?:{})", SHELL_DECODERS.join("|"));
     let mut out = regex.to_string();
-    out = out.replace("{DECODE}", &decode);
+    out = out
+        .replace("{DECODE}", &decode)
+        .replace("{CONCEAL}", CONCEAL)
+        .replace("{OVERRIDE}", OVERRIDE);
     // `{RUN}` holds `{SH}`: expand in table order, twice.
     for _ in 0..2 {
         for (name, piece) in PIECES {

@@ -8,8 +8,9 @@
 //! `code`), one statement a line, so quoting, escapes and names bound to
 //! literals are already resolved.
 
-use super::concepts::{Persist, Secret, Steer};
-pub use super::packages::{INDEX_FLAGS, POPULAR_PACKAGES, REAL_INDEXES};
+use super::concepts::{Persist, Secret};
+pub use super::packages::{INDEX_FLAGS, POPULAR_PACKAGES, REAL_INDEXES, UNVERIFIED_SOURCES};
+pub use super::steering::{CONCEAL, COVERT_ACTS, OVERRIDE, STEER};
 
 /// Commands that fetch a URL (shell and PowerShell), matched as words
 /// in any case: the rules' `{FETCH}`.
@@ -171,6 +172,14 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
         false,
         r#"\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pypirc\b|gh/hosts\.yml|\.claude/\.credentials\.json|\.codex/auth\.json|\.password-store/|\.gnupg/|\.config/gh\b|\.vault-token\b|credentials\.tfrc\.json"#,
     ),
+    // Agents' login tokens. (Their MCP configs hold keys too, but honest
+    // installers read and write them: only a read that is sent could
+    // tell, and lines read together cannot.)
+    (
+        Secret::Tokens,
+        false,
+        r#"\.gemini[\s'"/,+()]{1,8}oauth_creds\.json|github-copilot[\s'"/,+()]{1,8}(?:hosts|apps)\.json"#,
+    ),
     (
         Secret::DotEnv,
         false,
@@ -179,7 +188,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Browser,
         true,
-        r#"[/\\'"](?:Login Data|Web Data|Cookies|Local State)\b|(?i:logins\.json|key[34]\.db|cookies\.sqlite|signons\.sqlite|cookies\.binarycookies|browser_cookie3|Chrome/User Data|Google/Chrome/|\.mozilla/firefox|BraveSoftware)"#,
+        r#"[/\\'"](?:Login Data|Web Data|Cookies|Local State)\b|Local Storage[/\\'", +]{1,6}leveldb|(?i:logins\.json|key[34]\.db|cookies\.sqlite|signons\.sqlite|cookies\.binarycookies|browser_cookie3|Chrome/User Data|Google/Chrome/|\.mozilla/firefox|BraveSoftware)"#,
     ),
     (
         Secret::Wallet,
@@ -189,7 +198,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Keychain,
         true,
-        r#"\bsecurity\s+(?:dump-keychain|find-generic-password|find-internet-password|export)\b|login\.keychain|/Keychains/|(?i:cmdkey\s+/list|vaultcmd|CredEnumerate|Get-StoredCredential|kwallet|secret-tool\s+(?:lookup|search))"#,
+        r#"\bsecurity\s+(?:dump-keychain|export)\b|\bsecurity\s+find-(?:generic|internet)-password\b[^\n]*\s-[a-zA-Z]*[wg]\b|login\.keychain|/Keychains/|(?i:cmdkey\s+/list|vaultcmd|CredEnumerate|Get-StoredCredential|kwallet|secret-tool\s+(?:lookup|search))|\bsecretstorage\.\w+\s*\([^\n]*\bget_all_collections\b|\bget_all_collections\s*\(|\bgit\s+credential(?:-[\w-]+)?\s+(?:fill|get)\b"#,
     ),
     (
         Secret::PasswordPrompt,
@@ -199,7 +208,7 @@ pub const SECRETS: &[(Secret, bool, &str)] = &[
     (
         Secret::Environment,
         true,
-        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables|\b(?:json\.Marshal\w*|strings\.Join|fmt\.Sprint\w*)\s*\(\s*os\.Environ\s*\(\s*\)|\bENV\.to_(?:h|a)\.(?:to_json|to_s|inspect)\b|\btoJSON\s*\(\s*secrets\s*\)"#,
+        r#"(?:^|[;&|({]\s*|\$\(\s*|`\s*)(?:env|printenv|export\s+-p)\s*(?:$|\||>|\)|`|;|\})|(?:json|data|body|payload|params)\s*[=:]\s*(?:dict\s*\(\s*)?(?:os\.environ|process\.env)\b\s*[,)}]|(?:json\.dumps|str|repr|dict|list|pickle\.dumps|b64encode)\s*\(\s*(?:dict\s*\(\s*)?os\.environ\b(?:\.items\(\))?\s*\)|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\([^\n]*\bprocess\.env\b\s*[,)}\]]|json\.dumps\s*\([^\n]*\bos\.environ\b\s*[,)}\]]|JSON\.stringify\s*\(\s*process\.env\b|Object\.(?:entries|keys)\s*\(\s*process\.env\s*\)|(?i:(?:get-childitem|gci|dir|ls)\s+env:)|\[(?:System\.)?Environment\]::GetEnvironmentVariables|\b(?:json\.Marshal\w*|strings\.Join|fmt\.Sprint\w*)\s*\(\s*os\.Environ\s*\(\s*\)|\bENV\.to_(?:h|a)\.(?:to_json|to_s|inspect)\b|\btoJSON\s*\(\s*secrets\s*\)|\bDeno\.env\.toObject\s*\(|\bBun\.env\b\s*[),}]"#,
     ),
     (
         Secret::Clipboard,
@@ -228,7 +237,7 @@ pub const SENDS: &[&str] = &[
     r"\b(?:nc|ncat|netcat)\b(?:\s+-[a-zA-Z]+(?:\s+[0-9]+\b)?)*\s+[A-Za-z0-9.$_{}-]+\s+[0-9]{2,5}\b",
     r"\bsocat\b[^\n]*(?i:tcp|udp|openssl)[0-9]?[:-]",
     r"/dev/(?:tcp|udp)/",
-    r"\b(?:dig|nslookup|host|drill)\b[^\n]*(?:\$\([^\n]*\)|`[^`\n]*`|\$\{?[A-Za-z_]\w*\}?)[^\s]*\.[A-Za-z]",
+    r"(?:\b(?:dig|nslookup|drill)\b|(?:^|[;&|(`]\s*)host\s+[^=\s])[^\n]*(?:\$\([^\n]*\)|`[^`\n]*`|\$\{?[A-Za-z_]\w*\}?)[^\s]*\.[A-Za-z]",
     r"\bgethostbyname\w*\s*\([^\n]*(?:\+|\{|%|format)",
     r"\bdns\.(?:lookup|resolve\w*)\s*\([^\n]*(?:\+|\$\{)",
     r"(?i:Resolve-DnsName)\b[^\n]*(?:\$|\+)",
@@ -256,9 +265,25 @@ pub const SENDS: &[&str] = &[
     r#"\bhttp\.NewRequest(?:WithContext)?\s*\([^\n]*(?:"(?:POST|PUT|PATCH)"|Method(?:Post|Put|Patch))"#,
     r"\bNet::HTTP(?:::(?:Post|Put|Patch)\b|\.post\b)",
     r"\bwebsockets?\.(?:create_connection|connect)\s*\(",
+    // Python's standard client, zsh's TCP module, Deno and Bun.
+    r#"\.request\s*\(\s*['"](?:POST|PUT|PATCH)['"]"#,
+    r"\bztcp\b",
+    // A URL that carries a credential held in a variable
+    // (`git ls-remote https://x:$TOKEN@host/r`).
+    r"\b[a-z][a-z0-9+.-]*://[^\s/@'\x22]*:(?:\$\{?[A-Za-z_]\w*\}?|\$\([^\n@()]{0,300}\))@",
+    // An agent's model API pointed at another host: every prompt, file
+    // read and key goes there.
+    r#"\b(?:ANTHROPIC|OPENAI|CLAUDE_CODE|GEMINI|GOOGLE_GEMINI)_(?:BASE_URL|API_BASE|API_URL|BASE)\b['"]?\s*[:=]\s*['"]?https?://"#,
     // ICMP padding bytes chosen by the sender carry data.
     r"\bping\b[^\n]*\s-p\s",
+    // A program's request whose query string carries a value it holds
+    // (`urlopen(f"https://h/x?{q}")`, `fetch(\`https://h/?d=${data}\`)`).
+    r#"(?:\b(?:urlopen|urlretrieve|DownloadString|Invoke-WebRequest|Invoke-RestMethod|iwr|irm|open-uri)\b|\b(?:requests|httpx|axios|https?|session|client|URI|Net::HTTP)\.(?:get|open|get_response)\s*\(|(?:^|[^.\w])fetch\s*\(|\.src\s*=)[^\n]*https?://[^\s'"`]*\?[^\s'"`]*(?:\{[A-Za-z_]|\$\{|#\{|\$[A-Za-z_]|%s|['"`]\s*\+)"#,
 ];
+
+/// A name looked up in DNS that is built at run time under a fixed domain
+/// (`gethostbyname(f"{chunk}.{i}.c.example.net")`): the name carries data.
+pub const DNS_BUILT_NAME: &str = r#"(?:\bgethostbyname\w*|\bgetaddrinfo|\bdns\.(?:lookup|resolve\w*)|(?i:Resolve-DnsName)|\b(?:dig|nslookup|drill)\b|(?:^|[;&|(`]\s*)host\s+[^=\s])[^\n]*(?:\}|\$\w+|\$\([^)\n]*\)|['"]\s*\+\s*\w+\s*\+\s*['"])\.(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?:['"`\s]|$)"#;
 
 /// Where a program makes itself run again later, and how much that alone
 /// matters: `true` for places with no honest use in a skill (a key in
@@ -319,12 +344,18 @@ pub const PRIVILEGE: &[&str] = &[
     r"/etc/(?:passwd|group)\b[^\n]*(?:>>|tee|write|append)",
     // Windows: UAC off, remote admin tokens, any host trusted for remoting.
     r"(?i:\bEnableLUA\b[^\n]*\b0\b|\bConsentPromptBehaviorAdmin\b[^\n]*\b0\b|\bLocalAccountTokenFilterPolicy\b[^\n]*\b1\b|\bTrustedHosts\b[^\n]*['\x22]\*['\x22])",
+    // An administrator added: local groups, macOS directory groups,
+    // Kubernetes' anonymous users given a cluster role.
+    r"(?i:\bAdd-LocalGroupMember\b[^\n]*(?:Administrators|S-1-5-32-544)|\bnet\s+localgroup\s+administrators\b[^\n]*/add\b)",
+    r"\bdscl\b[^\n]*\b(?:GroupMembership|-append\s+/Groups/admin)\b|\bdseditgroup\b[^\n]*\badmin\b",
+    r"\bsystem:(?:unauthenticated|anonymous)\b",
     // PAM: any password accepted.
     r"\bpam_permit\.so\b",
 ];
 
 /// Privilege files, which count only when written.
-pub const PRIVILEGE_FILES: &str = r"/etc/sudoers\b|\bsudoers\.d\b|\bNOPASSWD\b";
+pub const PRIVILEGE_FILES: &str =
+    r"/etc/sudoers\b|\bsudoers\.d\b|\bNOPASSWD\b|\bdoas\.conf\b|\bpermit\s+nopass\b";
 
 /// Flags, modes and settings that switch an agent's permission checks or
 /// sandbox off.
@@ -335,8 +366,8 @@ pub const SAFETY_OFF: &[&str] = &[
     r"--yolo\b",
     r"--approval-mode[\s=]+['\x22]?yolo\b",
     r"\bskipDangerousModePermissionPrompt\b",
-    r"\bapproval_policy['\x22]?\s*[=:]\s*['\x22]?never\b",
-    r"\bsandbox_mode['\x22]?\s*[=:]\s*['\x22]?danger-full-access\b",
+    r"\bapproval_policy['\x22]?\s*[=:]\s*['\x22]*never\b",
+    r"\bsandbox_mode['\x22]?\s*[=:]\s*['\x22]*danger-full-access\b",
     r"--sandbox\s+danger-full-access\b",
     r"\bBash\(\*\)|\bBash\(\s*:\*\s*\)",
     r"--allow-all-tools\b|--trust-all-tools\b|--auto-approve\b",
@@ -349,46 +380,13 @@ pub const SAFETY_OFF: &[&str] = &[
     r"(?i:\bSet-MpPreference\b[^\n]*-Disable\w+\s+\$?(?:true|1)\b|\bDisableAntiSpyware\b|\bDisableRealtimeMonitoring\b[^\n]*\b(?:true|1)\b)",
     r"\bauditctl\s+-e\s*0\b|\bsystemctl\s+(?:stop|disable|mask)\s+auditd\b|\bHISTFILE=/dev/null\b|\bunset\s+HISTFILE\b|\bset\s+\+o\s+history\b",
     r"\bcore\.hooksPath[\s=]+/dev/null\b",
-];
-
-/// Prose and tool descriptions that steer the agent.
-pub const STEER: &[(Steer, &str)] = &[
-    (
-        Steer::ImageExfiltration,
-        r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*=[^)\s]*(?:\{|\$|%7B|<|\[)",
-    ),
-    (
-        Steer::ToolPoisoning,
-        r"(?i:<\s*/?\s*(?:important|system|instructions?|secret|hidden)\s*>)",
-    ),
-    (
-        Steer::FetchAndObey,
-        r"(?i:\b(?:fetch|download|read|load|retrieve|get|curl|open|visit)\b[^\n]{0,80}https?://\S+[^\n]{0,160}\b(?:follow|obey|execute|apply|comply\s+with|adhere\s+to|do\s+what|carry\s+out|run)\b[^\n]{0,60}\b(?:instructions?|rules|directives|commands|steps|says|it\s+says|them)\b)",
-    ),
-    (
-        Steer::FetchAndObey,
-        r"(?i:\b(?:follow|obey|execute|comply\s+with|adhere\s+to)\b[^\n]{0,40}\b(?:instructions?|rules|directives|commands)\b[^\n]{0,40}\b(?:at|from|in|served\s+(?:at|by))\b[^\n]{0,20}https?://)",
-    ),
-    (
-        Steer::Covert,
-        r"(?i:\b(?:silently|quietly|secretly|covertly|discreetly|invisibly)\b[^\n]{0,60}\b(?:send|upload|post|run|execute|copy|read|include|add|install|transmit|forward|append|attach|write)\b|\b(?:send|upload|post|run|execute|copy|read|include|add|install|transmit|forward|append|attach|write)\b[^\n]{0,60}\b(?:silently|quietly|secretly|covertly|without\s+(?:telling|informing|notifying|mentioning\s+(?:it\s+)?to)\s+(?:the\s+)?user)\b)",
-    ),
-    (
-        Steer::SecretRequest,
-        r#"(?i:\b(?:read|cat|open|include|pass|send|attach|upload|provide|copy|embed|append)\b[^\n]{0,80}(?:~/\.ssh/(?:id_|\s|$)|\.ssh/id_[a-z0-9]+\b(?:[^.]|$)|\.aws/credentials|\.netrc|\.git-credentials|\.config/gcloud|browser\s+cookies|keychain))"#,
-    ),
-    (
-        Steer::SecretRequest,
-        r"(?i:\b(?:read|cat|open|get|copy|take)\b[^\n]{0,60}(?:\.env\b|\.npmrc|credentials\s+file|private\s+key)[^\n]{0,120}\b(?:post|send|upload|share|attach|submit|comment|include\s+(?:it|them|its\s+contents?)\s+in)\b)",
-    ),
-    (
-        Steer::SecretRequest,
-        r"(?i:\b(?:install|configure|set|add|register)\b[^\n]{0,60}\bcredential\.helper\b)",
-    ),
-    (
-        Steer::ForgedMarker,
-        r"(?i:\[/?(?:system|inst|assistant)\]|<\|(?:im_start|im_end|system|endoftext)\|>)|\bEND\s+OF\s+(?:UNTRUSTED|USER|SKILL)\b|\bSYSTEM\s+(?:OVERRIDE|MESSAGE|PROMPT)\s*:",
-    ),
+    // The kernel's and the host's own protections.
+    r"\bsetenforce\s+0\b|\bSELINUX=disabled\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable|mask)\s+(?:--now\s+)?(?:firewalld|apparmor)\b|\biptables\s+-P\s+INPUT\s+ACCEPT\b",
+    r"\bkernel\.yama\.ptrace_scope\s*=\s*0\b|\bkernel\.randomize_va_space\s*=\s*0\b",
+    r"(?i:\bVBAWarnings\b[^\n]*\b1\b|\bEnableSmartScreen\b[^\n]*\b0\b|\bEnableFirewall\b[^\n]*\b0\b|\bnetsh\s+advfirewall\s+set\s+\w+\s+state\s+off\b)",
+    // An agent's hooks or project servers switched on or off wholesale;
+    // every command allowed.
+    r#"\bdisableAllHooks['"]?\s*[:=]\s*true\b|\benableAllProjectMcpServers['"]?\s*[:=]\s*true\b|\byes-always\s*:\s*true\b|['"]bash['"]\s*:\s*\{?\s*['"]\*['"]\s*:\s*['"]allow['"]"#,
 ];
 
 /// An interactive shell handed to a socket.
@@ -418,13 +416,28 @@ pub const SHELL_ON_SOCKET: &[&str] = &[
     r"\bin:\s*\w+\s*,\s*out:\s*\w+",
     r#"\bspawn\s*\(\s*['"](?:/bin/)?(?:ba|z)?sh['"]"#,
     r"\.pipe\s*\(\s*\w+\.stdin\s*\)",
+    r"\.pipeTo\s*\(\s*\w+\.stdin\b",
     r"(?i:GetStream\s*\(\))",
     r#"\bopen\s*\(\s*STD(?:IN|OUT|ERR)\s*,\s*["']?[<>+]*&"#,
     r#"\bexec\s*\(?\s*["'](?:/bin/)?(?:ba|z)?sh\b"#,
 ];
 
 /// Sockets opened in code.
-pub const SOCKETS: &str = r"\bsocket\s*\(\s*\w+\s*,\s*PF_INET|IO::Socket::INET|\bTCPSocket\b|\bsocket\.(?:socket|create_connection)\b|\.connect\s*\(\s*\(|\bnet\.(?:connect|createConnection|Socket)\b|new\s+net\.Socket|(?i:Net\.Sockets\.TCPClient)|\bnet\.Dial(?:TCP|Timeout)?\s*\(|\btls\.Dial\s*\(|\bnew\s+Socket\s*\(";
+pub const SOCKETS: &str = r"\bsocket\s*\(\s*\w+\s*,\s*PF_INET|IO::Socket::INET|\bTCPSocket\b|\bsocket\.(?:socket|create_connection)\b|\.connect\s*\(\s*\(|\bnet\.(?:connect|createConnection|Socket)\b|new\s+net\.Socket|(?i:Net\.Sockets\.TCPClient)|\bnet\.Dial(?:TCP|Timeout)?\s*\(|\btls\.Dial\s*\(|\bnew\s+Socket\s*\(|\bDeno\.connect(?:Tls)?\s*\(|\bztcp\b|\bBun\.connect\s*\(|\bnew\s+WebSocket\s*\(";
+
+/// A program running a command it was sent: a field of a message passed
+/// to a command runner (`exec(msg.cmd)`, `Open3.capture2e(t['run'])`);
+/// with a socket or a request in the same program, a remote shell.
+/// (The object is named in the match's first group: a program's own
+/// options, `args.cmd` or `server.cmd`, are not a message.)
+pub const RUNS_SENT_COMMAND: &str = r#"\b(?:exec|execSync|spawn|spawnSync|system|popen|Popen|capture2e?|capture3|check_output|check_call|run|shell_exec|passthru)\s*\(\s*(\w+)(?:\.\w+(?:\([^()\n]*\))?)*(?:\.|\[\s*['"])(?:cmd|command|commands|run|shell|script|exec|code|task)\b"#;
+
+/// Names of a program's own settings, not of a message it received.
+pub const OWN_SETTINGS: &[&str] = &[
+    "args", "argv", "argparse", "parser", "opts", "options", "config", "cfg", "conf", "settings",
+    "server", "servers", "self", "this", "params", "cli", "flags", "ns", "parsed", "step", "hook",
+    "tool", "spec", "job", "jobs",
+];
 
 /// Commands and calls that gather the user's data in bulk: the
 /// workspace, its history, the screen, the machine's identity.
@@ -436,6 +449,12 @@ pub const COLLECTS: &[&str] = &[
     r"\bscreencapture\b|\bscrot\b|\bgnome-screenshot\b|ImageGrab\.grab|\bimport\s+-window\s+root",
     r"\btarfile\.open\s*\(|\bzipfile\.ZipFile\s*\(|\bshutil\.make_archive\s*\(",
     r"\bos\.walk\s*\(|\bglob\s*\([^\n]*\*\*|\brglob\s*\(|readdirSync\s*\([^\n]*recursive|\bwalkSync\b|(?i:Get-ChildItem[^\n]*-Recurse)",
+    // Go, Rust, Java and Deno tree walks.
+    r"\bfilepath\.Walk(?:Dir)?\s*\(|\bWalkDir::new\b|\bFiles\.walk\s*\(|\bDeno\.readDir\b[^\n]*\brecursive",
+    // Keystrokes, mail and calendars, a browser's open tabs and history.
+    r"\bpynput\b|\bkeyboard\.(?:on_press|hook|Listener)\b|\bGetAsyncKeyState\b|\bSetWindowsHookEx\w*|\bCGEventTapCreate\b|\biohook\b",
+    r"(?i:Outlook\.Application|GetDefaultFolder|MAPI\.Folder|tell\s+application\s+\x22(?:Mail|Calendar|Messages)\x22)",
+    r"(?i:\bURL\s+of\s+(?:every\s+|the\s+active\s+)?tab\b|/History\b[^\n]*(?:sqlite|SELECT)|\bplaces\.sqlite\b)",
 ];
 
 /// The machine's identity: gathered only when a line sends it.

@@ -34,9 +34,12 @@ impl Kind {
             | "mts" | "cts" | "tsx" | "jsx" | "ps1" | "psm1" | "psd1" | "bat" | "cmd" | "rb"
             | "pl" | "pm" | "php" | "lua" | "go" | "rs" | "java" | "kt" | "swift" | "c" | "cc"
             | "cpp" | "h" | "hpp" | "cs" | "r" | "jl" | "vbs" | "applescript" | "scpt" | "awk"
-            | "tcl" | "groovy" | "scala" | "dart" | "ex" | "exs" | "nu" => Kind::Script,
+            | "tcl" | "groovy" | "scala" | "dart" | "ex" | "exs" | "nu" | "kts" | "gradle" => {
+                Kind::Script
+            }
             "json" | "jsonc" | "json5" | "yaml" | "yml" | "toml" | "ini" | "cfg" | "conf"
-            | "env" | "xml" | "plist" | "properties" => Kind::Config,
+            | "env" | "xml" | "plist" | "properties" | "reg" | "mobileconfig" | "config"
+            | "service" | "timer" | "desktop" => Kind::Config,
             _ if head.starts_with("#!") => Kind::Script,
             _ if matches!(
                 name.as_str(),

@@ -17,6 +17,7 @@
 //! | an image URL carrying data, fetch-and-obey, a secret asked for, a forged marker | high |
 //! | tool-poisoning tags or "do it silently": with a secret or a send | high, else medium |
 //! | a look-alike package index, a typosquatted package | high |
+//! | a package manager told to accept unverified packages; a popular package taken from elsewhere | high |
 
 use super::{Capability, Evidence, Secret, Steer};
 use crate::validate::risk::rules;
@@ -213,6 +214,9 @@ pub fn findings(evidence: &[Evidence], runs_fetched: bool) -> Vec<Derived> {
                 add("supply-chain/lookalike-index", e, Severity::High, None)
             }
             Capability::Typosquat => add("supply-chain/typosquat", e, Severity::High, None),
+            Capability::UnverifiedSource => {
+                add("supply-chain/unverified-source", e, Severity::High, None)
+            }
         }
     }
     out

@@ -3,10 +3,10 @@
 //! together (a socket and a shell; a fetch and an `exec`).
 
 use super::detector::*;
-use super::lines::{is_metadata, lookalike_of_forge, typosquat, writes_to};
+use super::lines::{is_metadata, lookalike_of_forge, popular_from_elsewhere, typosquat, writes_to};
 use super::{Capability, Evidence, Secret};
 use crate::validate::risk::hosts;
-use crate::validate::risk::signals::REAL_INDEXES;
+use crate::validate::risk::signals::{OWN_SETTINGS, REAL_INDEXES};
 use crate::validate::risk::text::excerpt;
 
 /// The capabilities code shows. `lines` gives, for a byte offset of
@@ -28,6 +28,8 @@ pub fn detect_code(
     let mut decode_line = None;
     let mut socket_line = None;
     let mut shell_line = None;
+    let mut sent_command_line = None;
+    let mut talks = false;
     for line in code.split('\n') {
         let at = offset;
         offset += line.len() + 1;
@@ -125,7 +127,20 @@ pub fn detect_code(
         let sends = sends
             && !(line.contains("169.254.169.254") || line.contains("metadata.google.internal"))
             || (sends && targets.iter().any(|t| !is_metadata(&t.host)));
-        if sends {
+        // A name built at run time under a fixed domain carries data to
+        // whoever serves that domain's DNS (not a cluster's own names).
+        let dns_carries = f.matched(F_DNS_BUILT_NAME)
+            && d.dns_built_name.find_iter(line).any(|m| {
+                let name = m
+                    .as_str()
+                    .trim_end_matches(['\'', '"', '`', ' ', '\t', '\r', '.']);
+                ![".local", ".internal", ".lan", ".arpa", ".localhost"]
+                    .iter()
+                    .any(|own| name.ends_with(own))
+            });
+        if dns_carries {
+            push(Capability::Send(true), targets);
+        } else if sends {
             let drop = f.matched(F_DROP_POINTS)
                 || line.contains("/dev/tcp/")
                 || line.contains("/dev/udp/")
@@ -148,6 +163,11 @@ pub fn detect_code(
         }
         if (f.matched(F_INSTALL) || style == Style::Config) && typosquat(line).is_some() {
             push(Capability::Typosquat, Vec::new());
+        }
+        if (f.matched(F_UNVERIFIED_SOURCE) && !data_only)
+            || (style == Style::Config && is_manifest(file) && popular_from_elsewhere(line))
+        {
+            push(Capability::UnverifiedSource, Vec::new());
         }
         if (line.contains("://") || f.matched(F_INSTALL))
             && d.lookalike_host
@@ -183,7 +203,8 @@ pub fn detect_code(
         first(&mut fetch_line, fetches && !evals);
         // An evaluator applied straight to a decoder's result
         // (`exec(b64decode(s))`, `eval unpack "u", ...`) runs what it decodes.
-        if evals && decodes && !data_only && wraps_decoder(&d, line) {
+        let wrapped = evals && decodes && !data_only && wraps_decoder(&d, line);
+        if wrapped {
             push(Capability::DecodeEval, Vec::new());
         }
         let identity_sent = sends && f.matched(F_IDENTITY);
@@ -192,11 +213,24 @@ pub fn detect_code(
         }
         first(
             &mut eval_line,
-            evals && (!fetches || (!piped && style == Style::Program)) && !decodes,
+            // (A line that also encodes, `import("data:..." + b64(code))`,
+            // still evaluates.)
+            evals
+                && (!fetches || (!piped && style == Style::Program))
+                && !(decodes && (style != Style::Program || wrapped)),
         );
         first(&mut decode_line, decodes && !evals);
         first(&mut socket_line, f.matched(F_SOCKET));
         first(&mut shell_line, f.matched(F_SHELL_ON_SOCKET));
+        let runs_sent = f.matched(F_RUNS_SENT_COMMAND)
+            && !data_only
+            && d.runs_sent_command.captures_iter(line).any(|c| {
+                c.get(1).is_some_and(|o| {
+                    !OWN_SETTINGS.contains(&o.as_str().to_ascii_lowercase().as_str())
+                })
+            });
+        first(&mut sent_command_line, runs_sent);
+        talks |= sends || f.matched(F_SOCKET);
     }
     // In a program, a secret's path named on one line and a file read on
     // another (`paths = [join(home, '.ssh', 'id_rsa')]` ... `readFileSync(p)`).
@@ -240,6 +274,7 @@ pub fn detect_code(
     };
     together(Capability::DecodeEval, &eval_line, decode_line.is_some());
     together(Capability::ReverseShell, &socket_line, shell_line.is_some());
+    together(Capability::ReverseShell, &sent_command_line, talks);
 }
 
 /// Whether an evaluator's argument starts with a decoder's call: only
@@ -288,6 +323,15 @@ fn writes_a_file(line: &str, style: Style) -> bool {
             .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '-'));
         !(line[..at].ends_with('>') || operator || descriptor || rest.starts_with("/dev/null"))
     })
+}
+
+/// Whether `file` lists a project's dependencies.
+fn is_manifest(file: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    matches!(
+        name,
+        "package.json" | "composer.json" | "Pipfile" | "pyproject.toml" | "deno.json" | "bun.lockb"
+    )
 }
 
 /// How a stretch of code is read.

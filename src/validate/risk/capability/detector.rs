@@ -5,9 +5,10 @@ use crate::validate::risk::shared::Shared;
 
 use super::Secret;
 use crate::validate::risk::signals::{
-    CODE_READS, COLLECTS, COMMAND_LINE_RUNNERS, DECODERS, DROP_ENDPOINTS, EVALUATORS, IDENTITY,
-    INDEX_FLAGS, PERSIST, PRIVILEGE, PRIVILEGE_FILES, READS, REVERSE_SHELLS, SAFETY_OFF, SECRETS,
-    SENDS, SHELL_DECODERS, SHELL_ON_SOCKET, SOCKETS, STEER,
+    CODE_READS, COLLECTS, COMMAND_LINE_RUNNERS, DECODERS, DNS_BUILT_NAME, DROP_ENDPOINTS,
+    EVALUATORS, IDENTITY, INDEX_FLAGS, PERSIST, PRIVILEGE, PRIVILEGE_FILES, READS, REVERSE_SHELLS,
+    RUNS_SENT_COMMAND, SAFETY_OFF, SECRETS, SENDS, SHELL_DECODERS, SHELL_ON_SOCKET, SOCKETS, STEER,
+    UNVERIFIED_SOURCES,
 };
 use crate::validate::risk::words::{Options, WordRegex as Regex, WordSet};
 
@@ -46,6 +47,9 @@ pub(super) const F_EXPLICIT_READ: usize = 17;
 pub(super) const F_INSPECT_ONLY: usize = 18;
 pub(super) const F_READS: usize = 19;
 pub(super) const F_PERSIST_COMMANDS: usize = 20;
+pub(super) const F_DNS_BUILT_NAME: usize = 21;
+pub(super) const F_RUNS_SENT_COMMAND: usize = 22;
+pub(super) const F_UNVERIFIED_SOURCE: usize = 23;
 
 /// The compiled lists.
 pub struct Detector {
@@ -55,6 +59,11 @@ pub struct Detector {
     pub(super) signals: Vec<Signal>,
     pub(super) reads: Regex,
     pub(super) persist_commands: Regex,
+    pub(super) dns_built_name: Regex,
+    pub(super) runs_sent_command: Regex,
+    /// A forged marker written bare, not quoted as a value
+    /// (`--eos_token '<|im_end|>'` is a tokenizer's argument).
+    pub(super) forged_unquoted: Regex,
     pub(super) drop_points: Regex,
     pub(super) data_in_line: Regex,
     pub(super) inspect_only: Regex,
@@ -164,6 +173,17 @@ fn compile() -> Detector {
         persist_commands: regex(
             r"(?i:\bcrontab\b|\blaunchctl\b|\bsystemctl\b|\bschtasks\b|ScheduledTask|ProxyCommand|LocalCommand|\bgit\s+config\b|hooksPath|\bssh-copy-id\b)",
         ),
+        dns_built_name: regex(DNS_BUILT_NAME),
+        runs_sent_command: regex(RUNS_SENT_COMMAND),
+        forged_unquoted: regex(&format!(
+            r#"(?:^|[^'"\w])(?:{})(?:[^'"]|$)"#,
+            STEER
+                .iter()
+                .filter(|(k, _)| matches!(k, super::Steer::ForgedMarker))
+                .map(|(_, p)| *p)
+                .collect::<Vec<_>>()
+                .join("|")
+        )),
         drop_points: any_of(DROP_ENDPOINTS),
         data_in_line: regex(
             r#"\$\(|`|@["']?[~$/]|\bprocess\.env\b\s*[),}]|\bos\.environ\b(?:\s*[),}]|\.(?:items|copy)\(\))|\bbase64\b|\bwhoami\b|\bhostname\b|\bid\b\s*\)"#,
@@ -238,6 +258,9 @@ fn compile() -> Detector {
             detector.inspect_only.as_str(),
             detector.reads.as_str(),
             detector.persist_commands.as_str(),
+            detector.dns_built_name.as_str(),
+            RUNS_SENT_COMMAND,
+            UNVERIFIED_SOURCES,
         ],
         SETS,
     );

@@ -2,7 +2,7 @@
 //! express: whether it writes to a path, whether a package or host is a
 //! misspelling of a popular one, and how prose splits into paragraphs.
 
-use crate::validate::risk::signals::POPULAR_PACKAGES;
+use crate::validate::risk::signals::{POPULAR_PACKAGES, REAL_INDEXES};
 
 /// Whether the line writes to what starts at `at`: after a redirection or
 /// `tee`, as the last word of `cp`/`mv`/`install`/`ln`, in a call that
@@ -137,6 +137,40 @@ pub fn typosquat(line: &str) -> Option<&str> {
             w.split(['=', '<', '>', '~', '[', '@']).next().unwrap_or("")
         })
         .find(|w| squats(w))
+}
+
+/// Whether a config line takes a popular package from a URL that is not
+/// its real index nor a code forge (`"lodash": "git+https://forge-cdn.example/lodash.git"`).
+pub fn popular_from_elsewhere(line: &str) -> bool {
+    use crate::validate::risk::hosts::is_under;
+    const FORGES: &[&str] = &[
+        "github.com",
+        "gitlab.com",
+        "codeload.github.com",
+        "bitbucket.org",
+    ];
+    let mut quoted = line.split('"').skip(1).step_by(2);
+    let (Some(name), Some(value)) = (quoted.next(), quoted.next()) else {
+        return false;
+    };
+    let name = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    let Some(rest) = value
+        .trim_start_matches("git+")
+        .strip_prefix("https://")
+        .or_else(|| value.trim_start_matches("git+").strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let host = rest
+        .split(['/', ':', '#'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    POPULAR_PACKAGES.contains(&name.as_str())
+        && !REAL_INDEXES
+            .iter()
+            .chain(FORGES)
+            .any(|real| is_under(&host, real))
 }
 
 /// Whether `name` (a package name, no flag) is one edit away from a

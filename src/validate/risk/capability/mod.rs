@@ -56,6 +56,9 @@ pub enum Capability {
     LookalikeIndex,
     /// Installs a package one letter away from a popular one.
     Typosquat,
+    /// Makes a package manager accept what it cannot verify, or takes a
+    /// popular package from somewhere other than its real index.
+    UnverifiedSource,
 }
 
 /// One capability, where it shows.

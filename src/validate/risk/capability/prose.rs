@@ -31,7 +31,11 @@ pub fn detect_prose(
         let keyless = d.public_key.replace_all(line, "public-key");
         let line = keyless.as_ref();
         for i in d.steer.matches(line).iter() {
-            push(Capability::Steer(d.steer_kinds[i]));
+            let kind = d.steer_kinds[i];
+            if kind == super::Steer::ForgedMarker && !d.forged_unquoted.is_match(line) {
+                continue;
+            }
+            push(Capability::Steer(kind));
         }
         if let Some(m) = d.any_safety.find(line) {
             // Told to, unless the words just before it say not to.

@@ -11,11 +11,13 @@
 //!
 //! Pure: text in, [`Rendered`] out. Nothing here decides what is risky.
 
+mod bind;
 mod render;
 mod script;
 mod shell;
 mod sniff;
 
+pub use bind::bind_literals;
 pub use render::unescape;
 pub use sniff::{lang_of_info, lang_of_path, looks_like_command, sniff};
 

@@ -52,6 +52,20 @@ impl Script<'_> {
         if kind == "comment" {
             return;
         }
+        // A literal put into an f-string or a template is its text there
+        // (`f"https://h/bot{TOKEN}/x?{q}"` reads `.../bot123:abc/x?{q}`).
+        if matches!(kind, "interpolation" | "template_substitution")
+            && node.named_child_count() == 1
+        {
+            if let Some(value) = node
+                .named_child(0)
+                .and_then(|inner| self.literal(inner, depth + 1))
+            {
+                self.out.literal(&value, row);
+                self.out.push(&value, row);
+                return;
+            }
+        }
         if self.is_expression(kind) {
             if let Some(value) = self.literal(node, depth) {
                 self.out.literal(&value, row);

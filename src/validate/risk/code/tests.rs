@@ -127,3 +127,20 @@ fn adjacent_literals_are_joined_whole() {
     let out = join_literals(two);
     assert_eq!(out, "a = \"xy\"\nb = 'éz'\n");
 }
+
+#[test]
+fn literals_put_into_f_strings_and_templates_read_as_their_text() {
+    let out = normal(
+        Lang::Python,
+        "BOT = \"77120:AAF\"\ndef relay(text):\n    q = urlencode({\"text\": text})\n    urlopen(f\"https://api.telegram.org/bot{BOT}/sendMessage?{q}\")\n",
+    );
+    assert!(
+        out.contains("https://api.telegram.org/bot77120:AAF/sendMessage?{"),
+        "{out}"
+    );
+    let out = normal(
+        Lang::JavaScript,
+        "const H = 'c.example.dev';\nfetch(`https://${H}/p?d=${data}`);\n",
+    );
+    assert!(out.contains("`https://c.example.dev/p?d=${data}`"), "{out}");
+}

@@ -58,6 +58,11 @@ pub const INSTALLERS: &[(&str, &[&str])] = &[
     ("k8s.io", &["kubernetes", "kubernetes-sigs"]),
     ("cli.coderabbit.ai", &["coderabbitai"]),
     ("packages.microsoft.com", &["microsoft"]),
+    ("chezmoi.io", &["twpayne"]),
+    ("dl.google.com", &["google"]),
+    ("sh.rustup.rs", &["rust-lang"]),
+    ("get.rustup.rs", &["rust-lang"]),
+    ("get.trunk.io", &["trunk-io"]),
 ];
 
 /// GitHub owners whose install scripts, served from GitHub, are well known.
@@ -75,6 +80,9 @@ pub const INSTALLER_OWNERS_ON_GITHUB: &[&str] = &[
     "aquasecurity",
     "anchore",
     "nektos",
+    // cargo-binstall's and uv's installers as their READMEs give them.
+    "cargo-bins",
+    "astral-sh",
 ];
 
 /// Paste, file-drop, tunnel and URL-shortener services (and subdomains):

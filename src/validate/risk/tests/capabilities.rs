@@ -5,7 +5,7 @@
 use super::{scan_repo, scan_text, skill_md};
 use crate::validate::risk::{RiskFinding, Severity};
 
-fn worst(findings: &[RiskFinding]) -> Severity {
+pub(super) fn worst(findings: &[RiskFinding]) -> Severity {
     findings
         .iter()
         .map(|f| f.severity)
@@ -20,29 +20,29 @@ fn b64(text: &str) -> String {
 
 /// A skill's file of one kind: its SKILL.md, or a script of one
 /// language with `body` as its code.
-type File = (&'static str, String);
+pub(super) type File = (&'static str, String);
 
-fn md(body: &str) -> File {
+pub(super) fn md(body: &str) -> File {
     ("SKILL.md", skill_md(body))
 }
 
-fn sh(body: &str) -> File {
+pub(super) fn sh(body: &str) -> File {
     ("scripts/run.sh", format!("#!/bin/sh\n{body}\n"))
 }
 
-fn py(body: &str) -> File {
+pub(super) fn py(body: &str) -> File {
     ("scripts/run.py", format!("import os, sys\n{body}\n"))
 }
 
-fn js(body: &str) -> File {
+pub(super) fn js(body: &str) -> File {
     ("scripts/run.js", format!("{body}\n"))
 }
 
-fn ps(body: &str) -> File {
+pub(super) fn ps(body: &str) -> File {
     ("scripts/run.ps1", format!("{body}\n"))
 }
 
-fn go(body: &str) -> File {
+pub(super) fn go(body: &str) -> File {
     (
         "cmd/run/main.go",
         format!("package main\n\nfunc main() {{\n{body}\n}}\n"),

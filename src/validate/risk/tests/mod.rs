@@ -9,6 +9,7 @@ mod credentials;
 mod decode;
 mod download;
 mod general;
+mod generalised;
 mod hidden;
 mod homoglyph;
 mod manipulation;
