@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
 use regex_syntax::ParserBuilder;
 
@@ -33,6 +33,7 @@ pub struct Prefilter {
     owners: Vec<Vec<usize>>,
     /// Patterns with no useful literal: always candidates.
     always: Vec<usize>,
+    /// How many patterns the set has.
     patterns: usize,
 }
 
@@ -95,6 +96,10 @@ impl Prefilter {
         let literals = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
+            // A dense automaton: every byte one transition, no failure
+            // links followed at search time (the literals are a few
+            // hundred: a few MB).
+            .kind(Some(AhoCorasickKind::DFA))
             .build(&literals)
             .unwrap_or_else(|e| panic!("literals of a pattern set: {e}"));
         Self {
@@ -113,13 +118,18 @@ impl Prefilter {
     /// The patterns with literals whose literals `text` holds, in order
     /// (the others are [`Prefilter::always`]).
     pub fn candidates(&self, text: &[u8]) -> Vec<usize> {
-        let mut seen = vec![false; self.patterns];
-        for found in self.literals.find_overlapping_iter(text) {
-            for &i in &self.owners[found.pattern().as_usize()] {
+        // Most lines hold no literal at all: nothing is allocated then;
+        // else one flag per pattern, however many the hits.
+        let mut seen: Vec<bool> = Vec::new();
+        for m in self.literals.find_overlapping_iter(text) {
+            if seen.is_empty() {
+                seen = vec![false; self.patterns];
+            }
+            for &i in &self.owners[m.pattern().as_usize()] {
                 seen[i] = true;
             }
         }
-        (0..self.patterns).filter(|&i| seen[i]).collect()
+        (0..seen.len()).filter(|&i| seen[i]).collect()
     }
 }
 
