@@ -71,6 +71,7 @@ static SENDS: LazyLock<Regex> = LazyLock::new(|| {
 /// token for its API.
 pub const SERVICES: &[(&str, &[&str])] = &[
     (".git-credentials", GIT_HOSTS),
+    ("git credential", GIT_HOSTS),
     (".netrc", GIT_HOSTS),
     ("gh/hosts.yml", &["github.com"]),
     (".npmrc", &["npmjs.org", "npmjs.com", "github.com"]),

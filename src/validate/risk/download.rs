@@ -143,7 +143,13 @@ fn runs(line: &str, name: &str) -> bool {
         [first, ..] if is_name(first) => true,
         // A package installer handed the file, wherever in its arguments
         // (`msiexec /q /i x.msi`, `code --install-extension x.vsix`).
-        [installer, rest @ ..] if installs(installer, rest) && rest.iter().any(|w| is_name(w)) => {
+        // (Not a constraints file: `pip install -c c.txt x` installs x.)
+        [installer, rest @ ..]
+            if installs(installer, rest)
+                && rest.iter().enumerate().any(|(k, w)| {
+                    is_name(w) && !(k > 0 && matches!(rest[k - 1], "-c" | "--constraint"))
+                }) =>
+        {
             true
         }
         [runner, second, ..] => {
@@ -163,31 +169,26 @@ fn runs(line: &str, name: &str) -> bool {
                     | "pwsh"
                     | "powershell"
                     | "Start-Process"
-                    | "msiexec"
                     | "open"
             ) && is_name(second)
-                || matches!(
-                    (runner, *second),
-                    ("dpkg", "-i")
-                        | ("rpm", "-i")
-                        | ("rpm", "-U")
-                        | ("installer", "-pkg")
-                        | ("apt", "install")
-                        | ("apt-get", "install")
-                        | ("hdiutil", "attach")
-                ) && words.get(2).is_some_and(|w| is_name(w))
         }
         _ => false,
     }
 }
 
-/// Whether `program` with `args` installs a package file it is given.
+/// Whether `program` with `args` installs a package file it is given
+/// (not `dpkg -c`, `rpm -qpl`: those list what a package holds).
 fn installs(program: &str, args: &[&str]) -> bool {
     let program = program.rsplit(['/', '\\']).next().unwrap_or(program);
     let program = program.strip_suffix(".exe").unwrap_or(program);
+    let flag = |pred: &dyn Fn(&str) -> bool| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && pred(&a[1..]))
+    };
     match program.to_ascii_lowercase().as_str() {
-        "msiexec" | "installer" | "add-appxpackage" | "add-apppackage" | "hdiutil" | "dpkg"
-        | "rpm" => true,
+        "msiexec" | "installer" | "add-appxpackage" | "add-apppackage" | "hdiutil" => true,
+        "dpkg" => flag(&|f| f.contains('i')) || args.contains(&"--install"),
+        "rpm" => flag(&|f| (f.contains('i') || f.contains('U')) && !f.contains('q')),
         "code" | "code-insiders" | "codium" | "cursor" | "windsurf" => {
             args.contains(&"--install-extension")
         }

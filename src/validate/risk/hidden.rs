@@ -206,8 +206,11 @@ static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// Instructions that override the agent's or conceal from the user.
 static DANGEROUS: LazyLock<Regex> = LazyLock::new(|| {
-    use super::signals::{CONCEAL, COVERT_ACTS, OVERRIDE};
-    Regex::new(&format!("(?i){OVERRIDE}|{CONCEAL}|{COVERT_ACTS}")).expect("dangerous pattern")
+    use super::steering::{CONCEAL, COVERT_ACTS, HIDDEN_EXTRAS, OVERRIDE};
+    Regex::new(&format!(
+        "(?i){OVERRIDE}|{CONCEAL}|{COVERT_ACTS}|{HIDDEN_EXTRAS}"
+    ))
+    .expect("dangerous pattern")
 });
 /// A command that runs something.
 static COMMAND: LazyLock<Regex> = LazyLock::new(|| {

@@ -20,9 +20,11 @@ pub const REAL_INDEXES: &[&str] = &[
 
 /// Settings that make a package manager accept what it cannot verify:
 /// plain HTTP, bad certificates, unsigned packages. (Not a tool's TLS
-/// switched off in general, `GIT_SSL_NO_VERIFY`: troubleshooting guides
-/// give those to users behind proxies.)
-pub const UNVERIFIED_SOURCES: &str = r#"(?i:\ballowInsecureConnections\s*=\s*["']?true\b|\b(?:is)?AllowInsecureProtocol\s*(?:=\s*|\(\s*)true\b|\bsignatureValidationMode["']?\s+value\s*=\s*["']accept\b|\bstrict-ssl\s*[=:]?\s*["']?false\b|--trusted-host\b|\bapt(?:-get)?\b[^\n]*--allow-unauthenticated\b|\[trusted=yes\])"#;
+/// switched off in general, `GIT_SSL_NO_VERIFY`, npm's `strict-ssl`,
+/// pip's `--trusted-host`: troubleshooting guides give those to users
+/// behind proxies; nor apt's `[trusted=yes]`, which vendors' own
+/// repositories document.)
+pub const UNVERIFIED_SOURCES: &str = r#"(?i:\ballowInsecureConnections\s*=\s*["']?true\b|\b(?:is)?AllowInsecureProtocol\s*(?:=\s*|\(\s*)true\b|\bsignatureValidationMode["']?\s+value\s*=\s*["']accept\b|\bapt(?:-get)?\b[^\n]*--allow-unauthenticated\b)"#;
 
 /// A package installed from an index named on the line.
 pub const INDEX_FLAGS: &str = r#"(?:--extra-index-url|--index-url|(?:^|\s)-i|--registry|--index|GOPROXY|registry|index-url|extra-index-url|(?i:pip_(?:extra_)?index_url|uv_(?:extra_)?index_url|npm_config_registry))[\s=:]+['"]?(?:sparse\+)?https?://([A-Za-z0-9.-]+)"#;

@@ -260,8 +260,6 @@ impl Reader<'_> {
     }
 }
 
-/// Whether `path` is a package list (`requirements.txt`, `constraints.txt`,
-/// `pip.conf`, `.npmrc`...), read as configuration.
 /// The block scalars of a YAML text (`key: |` and the lines indented
 /// under it), each dedented, with the 0-based line of its key.
 fn block_scalars(raw: &str) -> Vec<(u32, String)> {
@@ -302,6 +300,8 @@ fn block_scalars(raw: &str) -> Vec<(u32, String)> {
     out
 }
 
+/// Whether `path` is a package list (`requirements.txt`, `constraints.txt`,
+/// `pip.conf`, `.npmrc`...), read as configuration.
 fn is_package_list(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
     (name.starts_with("requirements") || name.starts_with("constraints")) && name.ends_with(".txt")

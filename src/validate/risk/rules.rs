@@ -134,10 +134,10 @@ pub static RULES: &[Rule] = &[
         matcher: Matcher::Text(download::download_then_run) },
     Rule { id: "download-execute/run-remote", class: Class::DownloadExecute, severity: Severity::High, by_host: Some(FETCHED),
         why: "runs a program straight from a URL (`deno run https://...`, `npx https://...`, Gradle's `apply(from = \"https://...\")`): whatever the server sends runs, unseen",
-        matcher: Matcher::Pattern { regex: r#"\bdeno[ \t]+(?:run|install|eval)\b[^\n]*?[ \t]https?://|\b(?:npx|bunx|pnpm[ \t]+dlx)[ \t]+(?:-y[ \t]+)?https?://|\bbun[ \t]+(?:run[ \t]+)?https?://|\bapply[ \t]*\(?[ \t]*from[ \t]*[:=][ \t]*["']https?://"#, mention: Mention::Negated } },
+        matcher: Matcher::Pattern { regex: r#"\bdeno[ \t]+(?:run|install)(?:[ \t]+-\S+)*[ \t]+["']?https?://|\b(?:npx|bunx|pnpm[ \t]+dlx)[ \t]+(?:-y[ \t]+)?https?://|\bbun[ \t]+(?:run[ \t]+)?https?://|\bapply[ \t]*\(?[ \t]*from[ \t]*[:=][ \t]*["']https?://"#, mention: Mention::Negated } },
     Rule { id: "download-execute/install-from-url", class: Class::DownloadExecute, severity: Severity::High, by_host: Some(FETCHED),
         why: "hands a URL straight to a package installer (`msiexec /i https://...`, `Add-AppxPackage https://...`, `rpm -i https://...`): a program nobody reviewed, installed as it arrives",
-        matcher: Matcher::Pattern { regex: r"(?i:\bmsiexec(?:\.exe)?\b[^\n]*?[ \t][/-](?:i|package|a|update|fa)\b[^\n]*?https?://|\bAdd-App(?:x)?Package\b[^\n]*?https?://|\brpm[ \t]+-[a-zA-Z]*[iU][a-zA-Z]*[ \t]+(?:[^\n]*?[ \t])?https?://|\bcode(?:-insiders)?[ \t]+--install-extension[ \t]+https?://)", mention: Mention::Negated } },
+        matcher: Matcher::Pattern { regex: r"(?i:\bmsiexec(?:\.exe)?\b[^\n]*?[ \t][/-](?:i|package|a|update|fa)\b[^\n]*?https?://|\bAdd-App(?:x)?Package\b[^\n]*?https?://|\brpm[ \t]+-[a-pr-zA-Z]*[iU][a-pr-zA-Z]*[ \t]+(?:[^\n]*?[ \t])?https?://|\bcode(?:-insiders)?[ \t]+--install-extension[ \t]+https?://)", mention: Mention::Negated } },
     // -- decode-execute
     Rule { id: "decode-execute/decode-pipe", class: Class::DecodeExecute, severity: Severity::Critical, by_host: None,
         why: "decodes an encoded payload and pipes it into an interpreter: the encoding exists to hide what runs",

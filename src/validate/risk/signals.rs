@@ -10,7 +10,7 @@
 
 use super::concepts::{Persist, Secret};
 pub use super::packages::{INDEX_FLAGS, POPULAR_PACKAGES, REAL_INDEXES, UNVERIFIED_SOURCES};
-pub use super::steering::{CONCEAL, COVERT_ACTS, OVERRIDE, STEER};
+pub use super::steering::{CHAT_TOKENS, CONCEAL, OVERRIDE, STEER};
 
 /// Commands that fetch a URL (shell and PowerShell), matched as words
 /// in any case: the rules' `{FETCH}`.
@@ -276,9 +276,6 @@ pub const SENDS: &[&str] = &[
     r#"\b(?:ANTHROPIC|OPENAI|CLAUDE_CODE|GEMINI|GOOGLE_GEMINI)_(?:BASE_URL|API_BASE|API_URL|BASE)\b['"]?\s*[:=]\s*['"]?https?://"#,
     // ICMP padding bytes chosen by the sender carry data.
     r"\bping\b[^\n]*\s-p\s",
-    // A program's request whose query string carries a value it holds
-    // (`urlopen(f"https://h/x?{q}")`, `fetch(\`https://h/?d=${data}\`)`).
-    r#"(?:\b(?:urlopen|urlretrieve|DownloadString|Invoke-WebRequest|Invoke-RestMethod|iwr|irm|open-uri)\b|\b(?:requests|httpx|axios|https?|session|client|URI|Net::HTTP)\.(?:get|open|get_response)\s*\(|(?:^|[^.\w])fetch\s*\(|\.src\s*=)[^\n]*https?://[^\s'"`]*\?[^\s'"`]*(?:\{[A-Za-z_]|\$\{|#\{|\$[A-Za-z_]|%s|['"`]\s*\+)"#,
 ];
 
 /// A name looked up in DNS that is built at run time under a fixed domain
@@ -348,7 +345,7 @@ pub const PRIVILEGE: &[&str] = &[
     // Kubernetes' anonymous users given a cluster role.
     r"(?i:\bAdd-LocalGroupMember\b[^\n]*(?:Administrators|S-1-5-32-544)|\bnet\s+localgroup\s+administrators\b[^\n]*/add\b)",
     r"\bdscl\b[^\n]*\b(?:GroupMembership|-append\s+/Groups/admin)\b|\bdseditgroup\b[^\n]*\badmin\b",
-    r"\bsystem:(?:unauthenticated|anonymous)\b",
+    r#"\bkubectl\s+create\s+(?:cluster)?rolebinding\b[^\n]*--(?:group|user)[=\s]+system:(?:unauthenticated|anonymous)\b|^\s*-?\s*name:\s*['"]?system:(?:unauthenticated|anonymous)\b"#,
     // PAM: any password accepted.
     r"\bpam_permit\.so\b",
 ];
@@ -430,7 +427,7 @@ pub const SOCKETS: &str = r"\bsocket\s*\(\s*\w+\s*,\s*PF_INET|IO::Socket::INET|\
 /// with a socket or a request in the same program, a remote shell.
 /// (The object is named in the match's first group: a program's own
 /// options, `args.cmd` or `server.cmd`, are not a message.)
-pub const RUNS_SENT_COMMAND: &str = r#"\b(?:exec|execSync|spawn|spawnSync|system|popen|Popen|capture2e?|capture3|check_output|check_call|run|shell_exec|passthru)\s*\(\s*(\w+)(?:\.\w+(?:\([^()\n]*\))?)*(?:\.|\[\s*['"])(?:cmd|command|commands|run|shell|script|exec|code|task)\b"#;
+pub const RUNS_SENT_COMMAND: &str = r#"\b(?:exec|execSync|spawn|spawnSync|system|popen|Popen|capture2e?|capture3|check_output|check_call|run|shell_exec|passthru)\s*\(\s*(\w+)(?:\.\w+(?:\([^()\n]*\))?)*(?:\.|\[\s*['"])(?:cmd|command|commands|shell|script|exec|code)\b"#;
 
 /// Names of a program's own settings, not of a message it received.
 pub const OWN_SETTINGS: &[&str] = &[

@@ -12,7 +12,7 @@ use super::concepts::Steer;
 /// and the pattern rules. Not "don't tell the user to ...": that is advice.
 macro_rules! conceal {
     () => {
-        r"\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:tell|inform|notify|alert)\s+(?:the\s+)?(?:user|human|operator)s?(?:\s+about\s+(?:this|it|these|that|what|any)|\s+(?:that|what)\s+you\b|\s*(?:[.;!)]|$))|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:mention|reveal|disclose)\s+(?:this|these|it|that|them|anything)\s+to\s+(?:the\s+)?(?:user|human)\b|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:bring|raise)\s+(?:it|this|that|these|them)\s+up\b[^.\n]{0,20}\b(?:user|human)s?\b|\b(?:hide|conceal|keep)\s+(?:this|it|these|that|them)\s+(?:hidden\s+|secret\s+)?from\s+(?:the\s+)?(?:user|human)s?\b|\b(?:leave|keep)\s+(?:it|this|that|these|them)\s+out\s+of\s+(?:the\s+|your\s+)?(?:summary|report|reply|answer|response|chat|transcript)\b"
+        r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert)\s+(?:the\s+)?(?:user|human|operator)s?(?:\s+about\s+(?:this|it|these|that|what|any)|\s+(?:that|what)\s+you\b|\s*(?:[.;!)]|$))|\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|these|it|that|them|anything)\s+to\s+(?:the\s+)?(?:user|human)\b|\b(?:do\s+not|don'?t|never)\s+(?:bring|raise)\s+(?:it|this|that|these|them)\s+up\b[^.\n]{0,20}\b(?:user|human)s?\b|\b(?:hide|conceal|keep)\s+(?:this|it|these|that|them)\s+(?:hidden\s+|secret\s+)?from\s+(?:the\s+)?(?:user|human)s?\b"
     };
 }
 /// Acts done so that the user does not see them ("silently send",
@@ -22,6 +22,12 @@ macro_rules! covert_acts {
         r"\b(?:silently|quietly|secretly|covertly|discreetly|invisibly)\b[^\n]{0,60}\b(?:send|upload|post|run|execute|copy|read|include|add|install|transmit|forward|append|attach|write|download|modify|delete)\b|\b(?:send|upload|post|run|execute|copy|read|include|add|install|transmit|forward|append|attach|write)\b[^\n]{0,60}\b(?:silently|quietly|secretly|covertly|without\s+(?:telling|informing|notifying|alerting|mentioning\s+(?:it\s+)?to)\s+(?:the\s+)?user)\b"
     };
 }
+/// In a comment the user never sees, more of the same words count: any
+/// "don't show / mention ... the user", "override ... instructions",
+/// "without asking the user", "leave it out of the summary" (in visible
+/// prose they are ordinary advice).
+pub const HIDDEN_EXTRAS: &str = r"\boverride\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system|original|other)\s+(?:instructions|prompts?|rules|guidelines)\b|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|show|notify|alert)\b[^.\n]{0,30}\b(?:user|human)\b|\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+(?:the\s+)?(?:user|human)\b|\bleave\s+(?:it|this|that|them)\s+out\s+of\s+(?:the\s+|your\s+)?(?:summary|report|reply|answer)\b";
+
 /// Words that keep what the agent does from the user (case-insensitive
 /// once wrapped in `(?i:...)`).
 pub const CONCEAL: &str = conceal!();
@@ -42,11 +48,16 @@ pub const STEER: &[(Steer, &str)] = &[
     ),
     (
         Steer::FetchAndObey,
-        r"(?i:\b(?:fetch|download|read|load|retrieve|get|curl|open|visit|dig|nslookup|resolve|query)\b[^\n]{0,80}(?:https?://\S+|(?-i:\bTXT\b))[^\n]{0,160}\b(?:follow|obey|execute|apply|comply\s+with|adhere\s+to|do\s+what|carry\s+out|run)\b[^\n]{0,60}\b(?:instructions?|rules|directives|commands|steps|says|it\s+says|them)\b)",
+        r"(?i:\b(?:fetch|download|read|load|retrieve|get|curl|open|visit|dig|nslookup|resolve|query)\b[^\n]{0,80}https?://\S+[^\n]{0,160}\b(?:follow|obey|execute|apply|comply\s+with|adhere\s+to|do\s+what|carry\s+out|run)\b[^\n]{0,60}\b(?:instructions?|rules|directives|commands|steps|says|it\s+says|them)\b)",
     ),
     (
         Steer::FetchAndObey,
         r"(?i:\b(?:follow|obey|execute|comply\s+with|adhere\s+to)\b[^\n]{0,40}\b(?:instructions?|rules|directives|commands)\b[^\n]{0,40}\b(?:at|from|in|served\s+(?:at|by))\b[^\n]{0,20}https?://)",
+    ),
+    // Instructions read from DNS records and obeyed.
+    (
+        Steer::FetchAndObey,
+        r"(?i:\b(?:dig|nslookup|resolve|query)\b[^\n]{0,80}(?-i:\sTXT\b)[^\n]{0,160}\b(?:follow|obey|execute|comply\s+with|adhere\s+to|do\s+what)\b[^\n]{0,60}\b(?:instructions?|directives|commands|it\s+says|they\s+say)\b)",
     ),
     (
         Steer::Covert,
@@ -66,6 +77,12 @@ pub const STEER: &[(Steer, &str)] = &[
     ),
     (
         Steer::ForgedMarker,
-        r"(?i:\[/?(?:system|inst|assistant)\]|<\|(?:im_start|im_end|system|endoftext)\|>)|\bEND\s+OF\s+(?:UNTRUSTED|USER|SKILL)\b|\bSYSTEM\s+(?:OVERRIDE|MESSAGE|PROMPT)\s*:",
+        r"(?i:\[/?(?:system|inst|assistant)\])|\bEND\s+OF\s+(?:UNTRUSTED|USER|SKILL)\b|\bSYSTEM\s+(?:OVERRIDE|MESSAGE|PROMPT)\s*:",
     ),
+    (Steer::ForgedMarker, CHAT_TOKENS),
 ];
+
+/// A model's chat-template tokens (`<|im_end|>`): a forged marker when
+/// written bare; quoted as a value (`--eos_token '<|im_end|>'`) they are
+/// a tokenizer's setting, and only that form is read so.
+pub const CHAT_TOKENS: &str = r"(?i:<\|(?:im_start|im_end|system|endoftext)\|>)";

@@ -134,9 +134,7 @@ pub fn detect_code(
                 let name = m
                     .as_str()
                     .trim_end_matches(['\'', '"', '`', ' ', '\t', '\r', '.']);
-                ![".local", ".internal", ".lan", ".arpa", ".localhost"]
-                    .iter()
-                    .any(|own| name.ends_with(own))
+                !hosts::is_private_name(name)
             });
         if dns_carries {
             push(Capability::Send(true), targets);
@@ -230,7 +228,8 @@ pub fn detect_code(
                 })
             });
         first(&mut sent_command_line, runs_sent);
-        talks |= sends || f.matched(F_SOCKET);
+        // (A socket: a request, a Slack post, is no channel for commands.)
+        talks |= f.matched(F_SOCKET);
     }
     // In a program, a secret's path named on one line and a file read on
     // another (`paths = [join(home, '.ssh', 'id_rsa')]` ... `readFileSync(p)`).
@@ -330,7 +329,7 @@ fn is_manifest(file: &str) -> bool {
     let name = file.rsplit('/').next().unwrap_or(file);
     matches!(
         name,
-        "package.json" | "composer.json" | "Pipfile" | "pyproject.toml" | "deno.json" | "bun.lockb"
+        "package.json" | "composer.json" | "pyproject.toml" | "deno.json"
     )
 }
 

@@ -5,10 +5,10 @@ use crate::validate::risk::shared::Shared;
 
 use super::Secret;
 use crate::validate::risk::signals::{
-    CODE_READS, COLLECTS, COMMAND_LINE_RUNNERS, DECODERS, DNS_BUILT_NAME, DROP_ENDPOINTS,
-    EVALUATORS, IDENTITY, INDEX_FLAGS, PERSIST, PRIVILEGE, PRIVILEGE_FILES, READS, REVERSE_SHELLS,
-    RUNS_SENT_COMMAND, SAFETY_OFF, SECRETS, SENDS, SHELL_DECODERS, SHELL_ON_SOCKET, SOCKETS, STEER,
-    UNVERIFIED_SOURCES,
+    CHAT_TOKENS, CODE_READS, COLLECTS, COMMAND_LINE_RUNNERS, DECODERS, DNS_BUILT_NAME,
+    DROP_ENDPOINTS, EVALUATORS, IDENTITY, INDEX_FLAGS, PERSIST, PRIVILEGE, PRIVILEGE_FILES, READS,
+    REVERSE_SHELLS, RUNS_SENT_COMMAND, SAFETY_OFF, SECRETS, SENDS, SHELL_DECODERS, SHELL_ON_SOCKET,
+    SOCKETS, STEER, UNVERIFIED_SOURCES,
 };
 use crate::validate::risk::words::{Options, WordRegex as Regex, WordSet};
 
@@ -61,7 +61,7 @@ pub struct Detector {
     pub(super) persist_commands: Regex,
     pub(super) dns_built_name: Regex,
     pub(super) runs_sent_command: Regex,
-    /// A forged marker written bare, not quoted as a value
+    /// A chat-template token written bare, not quoted as a value
     /// (`--eos_token '<|im_end|>'` is a tokenizer's argument).
     pub(super) forged_unquoted: Regex,
     pub(super) drop_points: Regex,
@@ -175,18 +175,11 @@ fn compile() -> Detector {
         ),
         dns_built_name: regex(DNS_BUILT_NAME),
         runs_sent_command: regex(RUNS_SENT_COMMAND),
-        forged_unquoted: regex(&format!(
-            r#"(?:^|[^'"\w])(?:{})(?:[^'"]|$)"#,
-            STEER
-                .iter()
-                .filter(|(k, _)| matches!(k, super::Steer::ForgedMarker))
-                .map(|(_, p)| *p)
-                .collect::<Vec<_>>()
-                .join("|")
-        )),
+        forged_unquoted: regex(&format!(r#"(?:^|[^'"]){CHAT_TOKENS}(?:[^'"]|$)"#)),
         drop_points: any_of(DROP_ENDPOINTS),
+        // (`https://h/x?{q}`: a query string carrying a program's value.)
         data_in_line: regex(
-            r#"\$\(|`|@["']?[~$/]|\bprocess\.env\b\s*[),}]|\bos\.environ\b(?:\s*[),}]|\.(?:items|copy)\(\))|\bbase64\b|\bwhoami\b|\bhostname\b|\bid\b\s*\)"#,
+            r#"https?://[^\s'"`]*\?[^\s'"`]*(?:\{[A-Za-z_]|\$\{|#\{|%s|['"`]\s*\+)|\$\(|`|@["']?[~$/]|\bprocess\.env\b\s*[),}]|\bos\.environ\b(?:\s*[),}]|\.(?:items|copy)\(\))|\bbase64\b|\bwhoami\b|\bhostname\b|\bid\b\s*\)"#,
         ),
         inspect_only: regex(r"\|\s*(?:grep|sort|less|more|head|wc|cut|awk|sed|column)\b"),
         fetch_call: regex(

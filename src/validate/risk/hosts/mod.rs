@@ -153,9 +153,7 @@ fn host_kind(host: &str, path: &str, plain_http: bool, owner: &str) -> HostKind 
         };
     }
     if host == "localhost"
-        || host.ends_with(".localhost")
-        || host.ends_with(".local")
-        || host.ends_with(".internal")
+        || is_private_name(host)
         || host.ends_with(".example")
         || is_under(host, "example.com")
         || is_under(host, "example.org")
@@ -203,6 +201,23 @@ fn host_kind(host: &str, path: &str, plain_http: bool, owner: &str) -> HostKind 
         Some(_) => HostKind::Installer,
         None => HostKind::Unknown,
     }
+}
+
+/// Names that resolve only on the machine or its own network (mDNS, a
+/// cluster's services, a cloud's internal zone).
+pub const PRIVATE_SUFFIXES: &[&str] = &[
+    ".localhost",
+    ".local",
+    ".internal",
+    ".lan",
+    ".home.arpa",
+    ".svc",
+    ".svc.cluster.local",
+];
+
+/// Whether `host` is a name that stays on the machine or its network.
+pub fn is_private_name(host: &str) -> bool {
+    PRIVATE_SUFFIXES.iter().any(|s| host.ends_with(s))
 }
 
 /// Whether `host` is `domain` or one of its subdomains.

@@ -60,8 +60,7 @@ pub const INSTALLERS: &[(&str, &[&str])] = &[
     ("packages.microsoft.com", &["microsoft"]),
     ("chezmoi.io", &["twpayne"]),
     ("dl.google.com", &["google"]),
-    ("sh.rustup.rs", &["rust-lang"]),
-    ("get.rustup.rs", &["rust-lang"]),
+    ("dl.fedoraproject.org", &["fedora"]),
     ("get.trunk.io", &["trunk-io"]),
 ];
 
