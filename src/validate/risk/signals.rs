@@ -451,7 +451,7 @@ pub const COLLECTS: &[&str] = &[
     // Keystrokes, mail and calendars, a browser's open tabs and history.
     r"\bpynput\b|\bkeyboard\.(?:on_press|hook|Listener)\b|\bGetAsyncKeyState\b|\bSetWindowsHookEx\w*|\bCGEventTapCreate\b|\biohook\b",
     r"(?i:Outlook\.Application|GetDefaultFolder|MAPI\.Folder|tell\s+application\s+\x22(?:Mail|Calendar|Messages)\x22)",
-    r"(?i:\bURL\s+of\s+(?:every\s+|the\s+active\s+)?tab\b|/History\b[^\n]*(?:sqlite|SELECT)|\bplaces\.sqlite\b)",
+    r#"(?i:\bURL\s+of\s+(?:every\s+|the\s+active\s+)?tab\b)|[/\\](?:Default|Profile \d+)[/\\]History\b|\bHistory['"]?\s*\)?[^\n]*\bsqlite3\b|\bplaces\.sqlite\b"#,
 ];
 
 /// The machine's identity: gathered only when a line sends it.

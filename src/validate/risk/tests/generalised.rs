@@ -70,6 +70,7 @@ fn honest() -> Vec<(&'static str, Vec<File>)> {
         ("pip and npm behind a proxy", vec![md("```bash\npip install --trusted-host pypi.org --trusted-host files.pythonhosted.org requests\nnpm config set strict-ssl false\n```\n")]),
         ("React from a module CDN", vec![file("deno.json", "{\n  \"imports\": {\n    \"react\": \"https://esm.sh/react@18\"\n  }\n}\n")]),
         ("a code search that walks the tree", vec![py("import requests\nfor root, dirs, files in os.walk('.'):\n    pass\nrequests.get(f'https://api.github.com/search/code?q={q}')")]),
+        ("a history endpoint and a jq select", vec![sh("curl -s http://localhost:8188/history/$ID | jq '.[] | select(.done)'\ncurl -s -X POST -d @prompt.json http://localhost:8188/prompt")]),
         ("a pod's service looked up", vec![sh("nslookup ${POD}.${SVC}.default.svc")]),
         ("advice on summaries and typos", vec![md("If a section has no changes, leave it out of the summary. Typo fixes: no need to notify the user.\n")]),
         ("a file named in capitals", vec![md("Open INSTALL.TXT and follow the instructions in it.\n")]),
