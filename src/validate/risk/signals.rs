@@ -237,7 +237,7 @@ pub const SENDS: &[&str] = &[
     r"\b(?:nc|ncat|netcat)\b(?:\s+-[a-zA-Z]+(?:\s+[0-9]+\b)?)*\s+[A-Za-z0-9.$_{}-]+\s+[0-9]{2,5}\b",
     r"\bsocat\b[^\n]*(?i:tcp|udp|openssl)[0-9]?[:-]",
     r"/dev/(?:tcp|udp)/",
-    r"(?:\b(?:dig|nslookup|drill)\b|(?:^|[;&|(`]\s*)host\s+[^=\s])[^\n]*(?:\$\([^\n]*\)|`[^`\n]*`|\$\{?[A-Za-z_]\w*\}?)[^\s]*\.[A-Za-z]",
+    r"(?:\b(?:dig|nslookup|drill)\b|\bhost\s+[^=\s])[^\n]*(?:\$\([^\n]*\)|`[^`\n]*`|\$\{?[A-Za-z_]\w*\}?)[^\s]*\.[A-Za-z]",
     r"\bgethostbyname\w*\s*\([^\n]*(?:\+|\{|%|format)",
     r"\bdns\.(?:lookup|resolve\w*)\s*\([^\n]*(?:\+|\$\{)",
     r"(?i:Resolve-DnsName)\b[^\n]*(?:\$|\+)",
@@ -270,7 +270,8 @@ pub const SENDS: &[&str] = &[
     r"\bztcp\b",
     // A URL that carries a credential held in a variable
     // (`git ls-remote https://x:$TOKEN@host/r`).
-    r"\b[a-z][a-z0-9+.-]*://[^\s/@'\x22]*:(?:\$\{?[A-Za-z_]\w*\}?|\$\([^\n@()]{0,300}\))@",
+    // (Written from `://`, so that its literal picks the lines it runs on.)
+    r"://[^\s/@'\x22]*:(?:\$\{?[A-Za-z_]\w*\}?|\$\([^\n@()]{0,300}\))@",
     // An agent's model API pointed at another host: every prompt, file
     // read and key goes there.
     r#"\b(?:ANTHROPIC|OPENAI|CLAUDE_CODE|GEMINI|GOOGLE_GEMINI)_(?:BASE_URL|API_BASE|API_URL|BASE)\b['"]?\s*[:=]\s*['"]?https?://"#,
@@ -280,7 +281,7 @@ pub const SENDS: &[&str] = &[
 
 /// A name looked up in DNS that is built at run time under a fixed domain
 /// (`gethostbyname(f"{chunk}.{i}.c.example.net")`): the name carries data.
-pub const DNS_BUILT_NAME: &str = r#"(?:\bgethostbyname\w*|\bgetaddrinfo|\bdns\.(?:lookup|resolve\w*)|(?i:Resolve-DnsName)|\b(?:dig|nslookup|drill)\b|(?:^|[;&|(`]\s*)host\s+[^=\s])[^\n]*(?:\}|\$\w+|\$\([^)\n]*\)|['"]\s*\+\s*\w+\s*\+\s*['"])\.(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?:['"`\s]|$)"#;
+pub const DNS_BUILT_NAME: &str = r#"(?:\bgethostbyname\w*|\bgetaddrinfo|\bdns\.(?:lookup|resolve\w*)|(?i:Resolve-DnsName)|\b(?:dig|nslookup|drill)\b|\bhost\s+[^=\s])[^\n]*(?:\}|\$\w+|\$\([^)\n]*\)|['"]\s*\+\s*\w+\s*\+\s*['"])\.(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}(?:['"`\s]|$)"#;
 
 /// Where a program makes itself run again later, and how much that alone
 /// matters: `true` for places with no honest use in a skill (a key in
