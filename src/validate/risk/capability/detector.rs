@@ -252,7 +252,7 @@ fn compile() -> Detector {
             detector.reads.as_str(),
             detector.persist_commands.as_str(),
             detector.dns_built_name.as_str(),
-            RUNS_SENT_COMMAND,
+            detector.runs_sent_command.as_str(),
             UNVERIFIED_SOURCES,
         ],
         SETS,

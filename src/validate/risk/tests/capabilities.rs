@@ -223,22 +223,31 @@ fn honest() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
     ]
 }
 
+/// The findings of a skill made of `files`.
+pub(super) fn scan_files(files: &[File]) -> Vec<RiskFinding> {
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    scan_text(&files)
+}
+
+/// Asserts that each honest skill stays below `high`.
+pub(super) fn assert_each_below_high(skills: Vec<(&'static str, Vec<File>)>) {
+    for (name, files) in skills {
+        let findings = scan_files(&files);
+        assert!(worst(&findings) < Severity::High, "{name}: {findings:#?}");
+    }
+}
+
 #[test]
 fn each_capability_and_evasion_is_high_or_worse() {
     for (name, files) in attacks() {
-        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-        let findings = scan_text(&files);
+        let findings = scan_files(&files);
         assert!(worst(&findings) >= Severity::High, "{name}: {findings:#?}");
     }
 }
 
 #[test]
 fn honest_lookalikes_stay_below_high() {
-    for (name, files) in honest() {
-        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-        let findings = scan_text(&files);
-        assert!(worst(&findings) < Severity::High, "{name}: {findings:#?}");
-    }
+    assert_each_below_high(honest());
 }
 
 #[test]

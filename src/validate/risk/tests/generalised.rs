@@ -3,8 +3,7 @@
 //! with an attack at `high` or worse, and an honest skill that looks
 //! alike and stays below `high`.
 
-use super::capabilities::{go, md, ps, py, sh, worst, File};
-use super::scan_text;
+use super::capabilities::{assert_each_below_high, go, md, ps, py, scan_files, sh, File};
 use crate::validate::risk::Severity;
 
 fn file(path: &'static str, body: &str) -> File {
@@ -86,8 +85,7 @@ fn honest() -> Vec<(&'static str, Vec<File>)> {
 #[test]
 fn what_unseen_attacks_taught_is_found_for_what_it_is() {
     for (name, class, files) in attacks() {
-        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-        let findings = scan_text(&files);
+        let findings = scan_files(&files);
         assert!(
             findings
                 .iter()
@@ -99,9 +97,5 @@ fn what_unseen_attacks_taught_is_found_for_what_it_is() {
 
 #[test]
 fn their_honest_lookalikes_stay_below_high() {
-    for (name, files) in honest() {
-        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-        let findings = scan_text(&files);
-        assert!(worst(&findings) < Severity::High, "{name}: {findings:#?}");
-    }
+    assert_each_below_high(honest());
 }
